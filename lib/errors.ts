@@ -1,0 +1,88 @@
+/**
+ * One root error class; every failure carries a stable machine `code` and the context needed to
+ * debug it (never secrets or screen text). Expected outcomes (a wait that times out) are values,
+ * not errors: these are for broken invariants and rejected requests.
+ */
+export type ErrorCode =
+  // configuration and requests
+  | 'CONFIG_INVALID'
+  | 'CONFIG_UNREADABLE'
+  | 'BAD_ARGUMENT'
+  | 'UNKNOWN_KEY_NAME'
+  | 'BAD_SIZE'
+  // launch policy
+  | 'NOT_ALLOWED'
+  | 'BINARY_NOT_FOUND'
+  | 'HASH_MISMATCH'
+  | 'SANDBOX_UNAVAILABLE'
+  | 'LIMIT_REACHED'
+  // tmux and the control channel
+  | 'TMUX_NOT_FOUND'
+  | 'TMUX_TIMEOUT'
+  | 'TMUX_COMMAND_FAILED'
+  | 'TMUX_START_FAILED'
+  | 'CONTROL_CLOSED'
+  | 'COMMAND_TOO_LARGE'
+  // sessions
+  | 'SESSION_NOT_FOUND'
+  | 'SESSION_EXITED'
+  | 'SESSION_CLOSED'
+  | 'NAME_IN_USE'
+  | 'DRIVER_CLOSED'
+  | 'KILL_UNVERIFIED'
+  | 'ABORTED';
+
+export class TmuxDriveError extends Error {
+  readonly code: ErrorCode;
+  readonly context: Readonly<Record<string, unknown>>;
+  constructor(code: ErrorCode, message: string, context: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.context = context;
+  }
+}
+
+/** One issue of a config that failed validation, with the path of the offending key. */
+export interface ConfigIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+export class ConfigError extends TmuxDriveError {
+  readonly issues: readonly ConfigIssue[];
+  constructor(message: string, issues: readonly ConfigIssue[] = [], code: 'CONFIG_INVALID' | 'CONFIG_UNREADABLE' = 'CONFIG_INVALID') {
+    super(code, message, { issues });
+    this.issues = issues;
+  }
+}
+
+/** A request the launch policy refuses (unknown allowId, binary outside the allowlist, …). */
+export class PolicyError extends TmuxDriveError {}
+
+/** A caller passed something malformed: a bad key name, a bad size, an unknown option. */
+export class UsageError extends TmuxDriveError {}
+
+/** A tmux command did not answer before its deadline (a wedged or stopped server). */
+export class TmuxTimeoutError extends TmuxDriveError {
+  constructor(command: string, timeoutMs: number) {
+    super('TMUX_TIMEOUT', `tmux did not answer "${command}" within ${timeoutMs} ms; the server may be wedged (check it with tmux-drive doctor)`, {
+      command,
+      timeoutMs,
+    });
+  }
+}
+
+/** tmux answered a command with %error; `detail` is tmux's own error text. */
+export class TmuxCommandError extends TmuxDriveError {
+  readonly detail: string;
+  constructor(command: string, detail: string) {
+    super('TMUX_COMMAND_FAILED', `tmux rejected "${command}": ${detail}`, { command, detail });
+    this.detail = detail;
+  }
+}
+
+/** The control channel or a session is gone; anything still queued fails with this. */
+export class ClosedError extends TmuxDriveError {}
+
+export class SessionError extends TmuxDriveError {}

@@ -1,0 +1,37 @@
+/** Validation of a config object against the closed schema; issues are data with paths. */
+import * as v from 'valibot';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import { DriverConfigSchema, type DriverConfig } from './config-schema.js';
+
+export interface ValidateOptions {
+  /** True when the object was read from an operator's file: only then may it disable the sandbox. */
+  readonly fromFile: boolean;
+  /** Where it came from, for messages. */
+  readonly source?: string;
+}
+
+export function validateConfig(input: unknown, opts: ValidateOptions): DriverConfig {
+  const result = v.safeParse(DriverConfigSchema, input ?? {});
+  const issues: ConfigIssue[] = result.success
+    ? []
+    : result.issues.map((issue) => ({ path: v.getDotPath(issue) ?? '(root)', message: issue.message }));
+  if (result.success) {
+    const seen = new Set<string>();
+    result.output.allow.forEach((entry, i) => {
+      if (seen.has(entry.id)) issues.push({ path: `allow.${i}.id`, message: `duplicate allow id "${entry.id}"` });
+      seen.add(entry.id);
+      if (entry.scope.network === 'listed-hosts') {
+        issues.push({ path: `allow.${i}.scope.network`, message: '"listed-hosts" is not supported yet: use "none" or "full"' });
+      }
+    });
+    if (result.output.unsafeDisableSandbox && !opts.fromFile) {
+      issues.push({ path: 'unsafeDisableSandbox', message: 'may only be set in an operator config file, never through the API' });
+    }
+  }
+  if (issues.length > 0 || !result.success) {
+    const where = opts.source ? ` (${opts.source})` : '';
+    const list = issues.map((i) => `${i.path}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid config${where}: ${list}`, issues);
+  }
+  return result.output;
+}

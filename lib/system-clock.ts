@@ -1,0 +1,10 @@
+import type { Clock } from './clock.js';
+
+/** The real clock, wired in by the composition root; the pure layers only see the `Clock` port. */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  after(ms, fn) {
+    const t = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(t) };
+  },
+};
