@@ -1,0 +1,147 @@
+/**
+ * One control-mode client (`tmux -u -S sock -C attach -t name`) over pipes: the pure parser and
+ * command queue of lib/control wired to a child process. Nothing is written before
+ * `%session-changed` (tmux 3.3a runs stdin commands before attach completes: "no current client").
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { ControlParser, type ControlEvent } from '../../lib/control/parser.js';
+import { CommandQueue, type Reply } from '../../lib/control/command-queue.js';
+import type { Clock } from '../../lib/clock.js';
+import { ClosedError, TmuxDriveError } from '../../lib/errors.js';
+
+export interface ControlClientOptions {
+  readonly tmuxPath: string;
+  readonly socket: string;
+  readonly session: string;
+  readonly clock: Clock;
+  readonly env: Readonly<Record<string, string>>;
+  /** Deadline for attach and for each command unless a command says otherwise. */
+  readonly timeoutMs: number;
+  /** Every parser event, in stream order. */
+  readonly onEvent: (event: ControlEvent) => void;
+  /** The client process ended (EOF on its stdout); `reason` from %exit when tmux gave one. */
+  readonly onClosed: (reason: string | undefined) => void;
+}
+
+export class ControlClient {
+  readonly pid: number;
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly parser: ControlParser;
+  private readonly queue: CommandQueue;
+  private exitReason: string | undefined;
+  private closed = false;
+  private readonly closedPromise: Promise<void>;
+
+  private constructor(private readonly opts: ControlClientOptions, ready: (err?: Error) => void) {
+    this.child = spawn(opts.tmuxPath, ['-u', '-S', opts.socket, '-C', 'attach-session', '-t', opts.session], {
+      env: { ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.pid = this.child.pid ?? -1;
+    this.queue = new CommandQueue((data) => this.child.stdin.write(data), opts.clock, { defaultTimeoutMs: opts.timeoutMs });
+    let attached = false;
+    this.parser = new ControlParser((event) => {
+      if (event.kind === 'reply') this.queue.onReply(event);
+      else if (event.kind === 'notification' && event.name === 'session-changed' && !attached) {
+        attached = true;
+        ready();
+      } else if (event.kind === 'notification' && event.name === 'exit') {
+        this.exitReason = event.reason;
+      }
+      opts.onEvent(event);
+    });
+    this.child.stdout.on('data', (chunk: Buffer) => this.parser.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+    let stderr = '';
+    this.child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString('utf8');
+    });
+    this.child.stdin.on('error', () => {
+      /* EPIPE after tmux went away: reported through 'close' */
+    });
+    this.closedPromise = new Promise((resolve) => {
+      this.child.on('close', () => {
+        this.parser.end();
+        this.closed = true;
+        const reason = this.exitReason ?? (stderr.trim() || undefined);
+        this.queue.close(new ClosedError('CONTROL_CLOSED', `tmux control client ended${reason ? `: ${reason}` : ''}`, { reason }));
+        if (!attached) ready(new TmuxDriveError('TMUX_START_FAILED', `tmux control client could not attach to ${opts.session}: ${reason ?? 'no reason given'}`, { reason }));
+        opts.onClosed(reason);
+        resolve();
+      });
+    });
+    this.child.on('error', (err) => {
+      if (!attached) ready(new TmuxDriveError('TMUX_NOT_FOUND', `cannot run ${opts.tmuxPath}: ${err.message}; install tmux (apt-get install tmux)`, {}, { cause: err }));
+    });
+  }
+
+  /** Spawns the client and resolves once tmux says it is attached. */
+  static attach(opts: ControlClientOptions): Promise<ControlClient> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let client: ControlClient | undefined;
+      const timer = opts.clock.after(opts.timeoutMs, () => {
+        if (settled) return;
+        settled = true;
+        client?.terminate();
+        reject(new TmuxDriveError('TMUX_TIMEOUT', `tmux did not attach ${opts.session} within ${opts.timeoutMs} ms`, { socket: opts.socket }));
+      });
+      client = new ControlClient(opts, (err) => {
+        if (settled) return;
+        settled = true;
+        timer.cancel();
+        if (err) {
+          client?.terminate();
+          reject(err);
+        } else resolve(client!);
+      });
+    });
+  }
+
+  /** Commands written whose reply has not arrived yet (timed-out ones included: tmux still answers them). */
+  get outstanding(): number {
+    return this.queue.pending;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  command(line: string, timeoutMs?: number): Promise<Reply> {
+    return this.queue.send(line, timeoutMs === undefined ? undefined : { timeoutMs });
+  }
+
+  /** Lines written in one write: tmux runs them as one batch with no pane read in between. */
+  batch(lines: string[], timeoutMs?: number): Promise<Reply[]> {
+    return this.queue.sendBatch(lines, timeoutMs === undefined ? undefined : { timeoutMs });
+  }
+
+  /** Stops reading stdout (backpressure from the mirror); pause-after makes tmux pause the pane. */
+  pauseReading(): void {
+    this.child.stdout.pause();
+  }
+
+  resumeReading(): void {
+    this.child.stdout.resume();
+  }
+
+  /**
+   * Detaches: EOF on stdin, then read until EOF (tmux 3.3a can wedge a server on a client that
+   * exits with unread output), bounded by the deadline, then SIGKILL.
+   */
+  async detach(): Promise<void> {
+    if (this.closed) return;
+    this.child.stdout.resume();
+    this.child.stdin.end();
+    const timer = this.opts.clock.after(this.opts.timeoutMs, () => this.terminate());
+    await this.closedPromise;
+    timer.cancel();
+  }
+
+  whenClosed(): Promise<void> {
+    return this.closedPromise;
+  }
+
+  terminate(): void {
+    if (!this.closed) this.child.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,441 @@
+/**
+ * The default backend: one detached tmux server per drive, driven through one control client.
+ * Owns the resync protocol (reference §5): a batch of state + captures whose replies bracket the
+ * pane output exactly, so the mirror is rebuilt without a gap or an overlap.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../lib/clock.js';
+import type { BackendListener, DriveBackend, ExitInfo, SignalName } from '../../lib/backend.js';
+import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
+import type { Reply } from '../../lib/control/command-queue.js';
+import { encodeSendKeys, encodeSendText, quote } from '../../lib/control/encode.js';
+import { decodeOctal } from '../../lib/control/octal.js';
+import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/emulator/rebuild.js';
+import { ClosedError, TmuxDriveError } from '../../lib/errors.js';
+import { ControlClient } from './control-client.js';
+import { DIED_MARKER, serverConf } from './server-conf.js';
+import { isAlive, processTree, signalAll } from './process-tree.js';
+
+/** Unix socket paths are limited to 108 bytes including the NUL (sun_path). */
+const MAX_SOCKET_PATH = 107;
+/** tmux pauses a pane for us once its output has waited this many seconds (pause-after). */
+const PAUSE_AFTER_SECONDS = 5;
+/** Above this size, or with a newline, 'auto' text goes through the paste buffer. */
+const PASTE_THRESHOLD_CHARS = 4096;
+/** Wrappers the launch may put between the pane and the program (not the program's own processes). */
+const WRAPPER_COMMS: ReadonlySet<string> = new Set(['bwrap']);
+
+const SIGNALS: Record<SignalName, NodeJS.Signals> = { interrupt: 'SIGINT', terminate: 'SIGTERM', kill: 'SIGKILL', hangup: 'SIGHUP' };
+
+export interface TmuxTarget {
+  readonly tmuxPath: string;
+  /** Directory of the drive sockets, 0700. */
+  readonly socketDir: string;
+  /** The session name; also the socket's stem. */
+  readonly name: string;
+  readonly clock: Clock;
+  /** Deadline for every tmux call. */
+  readonly timeoutMs: number;
+  /** The environment tmux itself runs with (curated: tmux copies it into every pane). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface TmuxLaunch extends TmuxTarget {
+  readonly cols: number;
+  readonly rows: number;
+  readonly scrollback: number;
+  readonly cwd: string;
+  readonly argv: readonly string[];
+}
+
+type ResyncPhase =
+  | { readonly kind: 'live' }
+  /** Output before the capture's block is inside the capture: drop it. */
+  | { readonly kind: 'drop'; readonly captureReply: number }
+  /** Output after the capture continues it: hold it until the mirror is rebuilt. */
+  | { readonly kind: 'hold'; readonly held: Uint8Array[] };
+
+export function socketPathFor(socketDir: string, name: string): string {
+  return join(socketDir, `${name}.sock`);
+}
+
+function runTmux(target: TmuxTarget, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(target.tmuxPath, args, { env: { ...target.env }, timeout: target.timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      if (!err) return resolve({ stdout, stderr });
+      const e = err as NodeJS.ErrnoException & { killed?: boolean };
+      if (e.code === 'ENOENT') reject(new TmuxDriveError('TMUX_NOT_FOUND', `tmux not found at ${target.tmuxPath}: install it (apt-get install tmux)`));
+      else if (e.killed) reject(new TmuxDriveError('TMUX_TIMEOUT', `tmux ${args.join(' ')} did not finish within ${target.timeoutMs} ms`, { args }));
+      else reject(new TmuxDriveError('TMUX_START_FAILED', `tmux failed: ${String(stderr).trim() || e.message}`, { args }));
+    });
+  });
+}
+
+/** True when a tmux server answers on the socket (a refused or missing socket is not alive). */
+export function socketAnswers(path: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(path);
+    const done = (alive: boolean): void => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(alive);
+    };
+    const timer = setTimeout(() => done(true), timeoutMs); // connected but silent: something holds it
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+}
+
+function replyText(reply: Reply): string {
+  return reply.text();
+}
+
+function joinLines(lines: readonly Uint8Array[]): Uint8Array {
+  let size = Math.max(0, lines.length - 1);
+  for (const l of lines) size += l.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  lines.forEach((l, i) => {
+    if (i > 0) out[at++] = 0x0a;
+    out.set(l, at);
+    at += l.length;
+  });
+  return out;
+}
+
+export class TmuxBackend implements DriveBackend {
+  readonly kind = 'tmux';
+  readonly durable = true;
+  readonly socket: string;
+  private client: ControlClient | undefined;
+  private pane: PaneId = '%0';
+  private serverPid = -1;
+  private pid: number | undefined;
+  private repliesSeen = 0;
+  private phase: ResyncPhase = { kind: 'live' };
+  private paused = false;
+  private inMode = false;
+  private exited = false;
+  private ending = false;
+
+  private constructor(private readonly target: TmuxTarget, private readonly listener: BackendListener) {
+    this.socket = socketPathFor(target.socketDir, target.name);
+  }
+
+  /** Starts a new detached server running `argv` and attaches to it. */
+  static async launch(launch: TmuxLaunch, listener: BackendListener): Promise<TmuxBackend> {
+    const backend = new TmuxBackend(launch, listener);
+    if (Buffer.byteLength(backend.socket) > MAX_SOCKET_PATH) {
+      throw new TmuxDriveError('BAD_ARGUMENT', `socket path ${backend.socket} is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter dataDir`, { socket: backend.socket });
+    }
+    mkdirSync(launch.socketDir, { recursive: true, mode: 0o700 });
+    if (existsSync(backend.socket)) {
+      if (await socketAnswers(backend.socket, launch.timeoutMs)) {
+        throw new TmuxDriveError('NAME_IN_USE', `a drive named "${launch.name}" is already running; pick another name or re-attach to it`, { name: launch.name });
+      }
+      rmSync(backend.socket, { force: true }); // tmux 3.3a leaves its socket behind when it exits
+    }
+    const conf = join(launch.socketDir, `.${launch.name}.${randomBytes(4).toString('hex')}.conf`);
+    writeFileSync(conf, serverConf({ ...launch, session: launch.name }), { mode: 0o600 });
+    try {
+      await runTmux(launch, ['-u', '-S', backend.socket, '-f', conf, 'start-server']);
+    } finally {
+      rmSync(conf, { force: true }); // it names the program's arguments: keep nothing on disk
+    }
+    await backend.connect();
+    return backend;
+  }
+
+  /** Attaches to a drive whose server already runs (re-attach after a host restart). */
+  static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
+    const backend = new TmuxBackend(target, listener);
+    await backend.connect();
+    return backend;
+  }
+
+  private async connect(): Promise<void> {
+    const client = await ControlClient.attach({
+      tmuxPath: this.target.tmuxPath,
+      socket: this.socket,
+      session: this.target.name,
+      clock: this.target.clock,
+      env: this.target.env,
+      timeoutMs: this.target.timeoutMs,
+      onEvent: (event) => this.onEvent(event),
+      onClosed: (reason) => this.onClosed(reason),
+    });
+    this.client = client;
+    try {
+      await client.command(`refresh-client -f pause-after=${PAUSE_AFTER_SECONDS}`);
+      const info = replyText(await client.command(`display-message -p -t ${quote(this.target.name)} '#{pid}\t#{pane_id}\t#{pane_pid}\t#{pane_in_mode}'`)).split('\t');
+      this.serverPid = Number(info[0]);
+      this.pane = (info[1] ?? '%0') as PaneId;
+      this.pid = Number(info[2]) || undefined;
+      if (info[3] === '1') {
+        // tmux 3.3a puts the pane into view-mode on a config error (no %config-error until 3.4).
+        this.listener.incident('pane_in_mode_at_attach', { pane: this.pane });
+        await client.command(`send-keys -X -t ${this.pane} cancel`);
+      }
+      await this.resync('attach');
+    } catch (err) {
+      client.terminate();
+      throw err;
+    }
+  }
+
+  private get live(): ControlClient {
+    if (!this.client || this.client.isClosed) throw new ClosedError('SESSION_CLOSED', `drive ${this.target.name} is not connected`, { name: this.target.name });
+    return this.client;
+  }
+
+  private onEvent(event: ControlEvent): void {
+    switch (event.kind) {
+      case 'output': {
+        if (event.pane !== this.pane) return;
+        const phase = this.phase;
+        if (phase.kind === 'live') this.listener.output(event.data);
+        else if (phase.kind === 'hold') phase.held.push(event.data);
+        return;
+      }
+      case 'reply': {
+        this.repliesSeen += 1;
+        const phase = this.phase;
+        if (phase.kind === 'drop' && this.repliesSeen === phase.captureReply) this.phase = { kind: 'hold', held: [] };
+        return;
+      }
+      case 'notification':
+        if (event.name === 'pause' && event.pane === this.pane) {
+          this.paused = true;
+          void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
+        } else if (event.name === 'pane-mode-changed' && event.pane === this.pane) {
+          void this.refreshMode();
+        }
+        return;
+      case 'stray': {
+        const text = new TextDecoder().decode(event.line);
+        if (text.startsWith(`${DIED_MARKER} ${this.pane}`)) void this.readExit();
+        else this.listener.incident('stray_line', { length: event.line.length });
+        return;
+      }
+      case 'unknown':
+        this.listener.incident('unknown_notification', { length: event.line.length });
+        return;
+      case 'incident':
+        this.listener.incident(`control_${event.code}`, { length: event.line.length });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onClosed(reason: string | undefined): void {
+    if (this.ending) return;
+    void socketAnswers(this.socket, this.target.timeoutMs).then((alive) => {
+      if (this.ending) return;
+      this.listener.lost(alive ? `control client ended${reason ? `: ${reason}` : ''}` : 'server_gone');
+    });
+  }
+
+  private async refreshMode(): Promise<void> {
+    try {
+      this.inMode = replyText(await this.live.command(`display-message -p -t ${this.pane} '#{pane_in_mode}'`)) === '1';
+    } catch {
+      /* the session is ending */
+    }
+  }
+
+  private async readExit(): Promise<void> {
+    if (this.exited) return;
+    try {
+      const [dead, status, signal] = replyText(await this.live.command(`display-message -p -t ${this.pane} '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}'`)).split('\t');
+      if (dead !== '1' || this.exited) return;
+      this.exited = true;
+      const info: ExitInfo = { code: status ? Number(status) : null, signal: signal ? Number(signal) : null };
+      this.listener.exit(info);
+    } catch {
+      /* the server went away: onClosed reports it */
+    }
+  }
+
+  async capture(): Promise<PaneCapture> {
+    const replies = await this.live.batch(this.captureCommands(false));
+    return this.toCapture(replies);
+  }
+
+  private captureCommands(withContinue: boolean): string[] {
+    const t = this.pane;
+    const lines = [
+      `display-message -p -t ${t} ${quote(PANE_STATE_FORMAT)}`,
+      `capture-pane -p -e -J -N -S - -E - -t ${t}`,
+      `capture-pane -p -e -J -N -a -q -t ${t}`,
+      `capture-pane -p -P -C -t ${t}`,
+    ];
+    // In pause mode the continue must share the batch so the capture and the restart offset match.
+    if (withContinue) lines.push(`refresh-client -A ${quote(`${t}:continue`)}`);
+    return lines;
+  }
+
+  private toCapture(replies: readonly Reply[]): PaneCapture {
+    const [stateReply, mainReply, altReply, pendingReply] = replies;
+    if (!stateReply || !mainReply || !altReply || !pendingReply) throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete capture batch');
+    const state = parsePaneState(replyText(stateReply));
+    const alt = joinLines(altReply.lines);
+    return {
+      cols: state.paneWidth,
+      rows: state.paneHeight,
+      main: joinLines(mainReply.lines),
+      alternateSaved: state.alternateOn && alt.length > 0 ? alt : undefined,
+      pending: decodeOctal(joinLines(pendingReply.lines)),
+      state,
+    };
+  }
+
+  async resync(reason: string): Promise<void> {
+    const client = this.live;
+    const withContinue = this.paused;
+    this.paused = false;
+    // The capture is the second command of the batch; replies to commands already in flight come first.
+    this.phase = { kind: 'drop', captureReply: this.repliesSeen + client.outstanding + 2 };
+    let replies: Reply[];
+    try {
+      replies = await client.batch(this.captureCommands(withContinue));
+    } catch (err) {
+      this.phase = { kind: 'live' };
+      throw err;
+    }
+    const phase = this.phase as ResyncPhase; // moved on by reply events while the batch ran
+    this.phase = { kind: 'live' };
+    const capture = this.toCapture(replies);
+    this.listener.resync(capture, reason);
+    if (phase.kind === 'hold') for (const data of phase.held) this.listener.output(data);
+    if (capture.state.paneDead && !this.exited) void this.readExit();
+  }
+
+  async visibleGrid(): Promise<{ capture: Uint8Array; cursor: { x: number; y: number } }> {
+    const [grid, cursor] = await this.live.batch([`capture-pane -p -e -N -t ${this.pane}`, `display-message -p -t ${this.pane} '#{cursor_x}\t#{cursor_y}'`]);
+    if (!grid || !cursor) throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete grid batch');
+    const [x, y] = replyText(cursor).split('\t').map(Number);
+    return { capture: joinLines(grid.lines), cursor: { x: x ?? 0, y: y ?? 0 } };
+  }
+
+  private async leaveMode(): Promise<void> {
+    if (this.inMode) {
+      await this.live.command(`send-keys -X -t ${this.pane} cancel`);
+      this.inMode = false;
+    }
+  }
+
+  async sendText(text: string, opts: { readonly paste: boolean }): Promise<void> {
+    await this.leaveMode();
+    if (opts.paste) return this.paste(text);
+    const lines = encodeSendText(this.pane, text);
+    if (lines.length > 0) await this.live.batch(lines);
+  }
+
+  /** Large or multi-line text: load-buffer from a private file, then a bracketed-when-asked paste. */
+  private async paste(text: string): Promise<void> {
+    const buffer = `td-${randomBytes(6).toString('hex')}`;
+    const file = join(this.target.socketDir, `.${buffer}`);
+    writeFileSync(file, text, { mode: 0o600 });
+    try {
+      await this.live.command(`load-buffer -b ${buffer} ${quote(file)}`);
+    } finally {
+      rmSync(file, { force: true });
+    }
+    await this.live.command(`paste-buffer -d -p -r -b ${buffer} -t ${this.pane}`);
+  }
+
+  async sendKeys(keys: readonly string[]): Promise<void> {
+    const line = encodeSendKeys(this.pane, keys);
+    await this.leaveMode();
+    await this.live.command(line);
+  }
+
+  async resize(cols: number, rows: number): Promise<void> {
+    await this.live.command(`resize-window -t ${quote(this.target.name)} -x ${cols} -y ${rows}`);
+    // tmux and xterm reflow differently: take tmux's grid as the truth after every resize.
+    await this.resync('resize');
+  }
+
+  /** Signals go to the pane's foreground process group, as a keyboard would, never to wrappers. */
+  async signal(name: SignalName): Promise<void> {
+    const root = this.pid;
+    if (root === undefined || this.exited) throw new TmuxDriveError('SESSION_EXITED', `drive ${this.target.name} has no running program to signal`);
+    const all = processTree(root);
+    const foreground = all[0]?.tpgid; // the tty's foreground process group, as the host numbers it
+    const tree = all.filter((p) => !WRAPPER_COMMS.has(p.comm));
+    const fg = tree.filter((p) => p.pgrp === foreground);
+    signalAll((fg.length > 0 ? fg : tree).map((p) => p.pid), SIGNALS[name]);
+  }
+
+  panePid(): number | undefined {
+    return this.pid;
+  }
+
+  pauseOutput(): void {
+    this.client?.pauseReading();
+  }
+
+  resumeOutput(): void {
+    this.client?.resumeReading();
+  }
+
+  async detach(): Promise<void> {
+    this.ending = true;
+    await this.client?.detach();
+  }
+
+  async kill(): Promise<void> {
+    this.ending = true;
+    const tree = this.pid === undefined ? [] : processTree(this.pid).map((p) => p.pid);
+    const client = this.client;
+    if (client && !client.isClosed) {
+      await client.command('kill-server', this.target.timeoutMs).catch(() => undefined);
+      await Promise.race([client.whenClosed(), this.sleep(this.target.timeoutMs)]);
+      client.terminate();
+    } else if (existsSync(this.socket)) {
+      await runTmux(this.target, ['-S', this.socket, 'kill-server']).catch(() => undefined);
+    }
+    const serverGone = await this.waitGone([this.serverPid].filter((p) => p > 0), 'SIGKILL');
+    // Programs that daemonize leave children behind a dead server: end the whole recorded tree.
+    signalAll(tree, 'SIGKILL');
+    const treeGone = await this.waitGone(tree, 'SIGKILL');
+    rmSync(this.socket, { force: true });
+    if (!serverGone || !treeGone) {
+      throw new TmuxDriveError('KILL_UNVERIFIED', `drive ${this.target.name} did not end: processes still alive`, {
+        alive: [this.serverPid, ...tree].filter((p) => p > 0 && isAlive(p)),
+      });
+    }
+  }
+
+  /** Waits (bounded, with backoff) until every pid is gone; escalates to `signal` halfway. */
+  private async waitGone(pids: number[], signal: NodeJS.Signals): Promise<boolean> {
+    const deadline = this.target.clock.now() + this.target.timeoutMs;
+    let delay = 2;
+    let escalated = false;
+    for (;;) {
+      const alive = pids.filter(isAlive);
+      if (alive.length === 0) return true;
+      const now = this.target.clock.now();
+      if (now >= deadline) return false;
+      if (!escalated && now >= deadline - this.target.timeoutMs / 2) {
+        signalAll(alive, signal);
+        escalated = true;
+      }
+      await this.sleep(delay);
+      delay = Math.min(delay * 2, 100);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.target.clock.after(ms, resolve));
+  }
+
+  attachCommand(readOnly: boolean): string[] {
+    return [this.target.tmuxPath, '-S', this.socket, 'attach-session', ...(readOnly ? ['-r'] : []), '-t', this.target.name];
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The port a backend implements: how a session's program runs and how bytes and keys reach it.
+ * Sessions, perception and the public API see only this interface, never tmux or node-pty.
+ */
+import type { Disposable } from './clock.js';
+import type { PaneCapture } from './emulator/rebuild.js';
+
+export interface ExitInfo {
+  /** Exit status, or null when the program was killed by a signal. */
+  readonly code: number | null;
+  /** Signal number, or null. */
+  readonly signal: number | null;
+}
+
+export type SignalName = 'interrupt' | 'terminate' | 'kill' | 'hangup';
+
+/** What a backend reports; the session wires these into its mirror, transcript and events. */
+export interface BackendListener {
+  /** Pane bytes, in order, exactly as the program wrote them. */
+  output(data: Uint8Array): void;
+  /** The mirror must be rebuilt from this capture; later output continues it exactly. */
+  resync(capture: PaneCapture, reason: string): void;
+  /** The program ended (the drive's server may still be alive to show its last screen). */
+  exit(info: ExitInfo): void;
+  /** The channel to the drive is gone (server killed, control client lost). */
+  lost(reason: string): void;
+  /** Something a human should be able to find later (malformed stream, cleanup failure). */
+  incident(code: string, detail: Record<string, unknown>): void;
+}
+
+export interface PaneGeometry {
+  readonly cols: number;
+  readonly rows: number;
+}
+
+export interface DriveBackend {
+  readonly kind: 'tmux' | 'spawn';
+  readonly durable: boolean;
+  /** Sends text byte-exact; `paste` uses the paste buffer (bracketed when the program asked). */
+  sendText(text: string, opts: { readonly paste: boolean }): Promise<void>;
+  sendKeys(keys: readonly string[]): Promise<void>;
+  resize(cols: number, rows: number): Promise<void>;
+  signal(name: SignalName): Promise<void>;
+  /** A fresh capture of the pane (the resync snapshot), without rebuilding anything. */
+  capture(): Promise<PaneCapture>;
+  /** Forces a resync: the listener's `resync` is called with a new capture. */
+  resync(reason: string): Promise<void>;
+  /** The visible grid as tmux holds it (capture-pane -p -e -N) and its cursor, for fidelity checks. */
+  visibleGrid(): Promise<{ readonly capture: Uint8Array; readonly cursor: { readonly x: number; readonly y: number } }>;
+  /** Host-side pid of the pane's process, when known. */
+  panePid(): number | undefined;
+  /** Stops and restarts reading the program's output (mirror backpressure). */
+  pauseOutput(): void;
+  resumeOutput(): void;
+  /** Ends the program, its process tree and the drive's server; resolves once verified. */
+  kill(): Promise<void>;
+  /** Lets go of the drive and leaves it running (durable backends). */
+  detach(): Promise<void>;
+  attachCommand(readOnly: boolean): string[];
+}
+
+export type { Disposable };

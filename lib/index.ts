@@ -1,0 +1,10 @@
+export { Driver, type DriverOptions, type CreateOptions, type SessionInfo, type Logger } from './driver.js';
+export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents } from './session.js';
+export { classify as classifyScreen, type SessionStatus, type SessionState, type StatusSignals } from './perceive/status.js';
+export { loadConfig, defaultDataDir } from './load-config.js';
+export { validateConfig } from './policy/config.js';
+export { DriverConfigSchema, type DriverConfig, type DriverConfigInput, type AllowEntry } from './policy/config-schema.js';
+export { TmuxDriveError, ConfigError, PolicyError, UsageError, TmuxTimeoutError, TmuxCommandError, ClosedError, SessionError, type ErrorCode, type ConfigIssue } from './errors.js';
+export type { ExitInfo, SignalName } from './backend.js';
+export type { TranscriptEntry, TranscriptKind } from './transcript.js';
+export { KEY_NAMES } from './control/encode.js';

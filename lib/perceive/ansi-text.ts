@@ -1,0 +1,53 @@
+/**
+ * Strips terminal control sequences from decoded output text, as a stream: a sequence split across
+ * chunks is carried over. Used only to match waited-for text in output; the screen comes from the
+ * mirror.
+ */
+const enum State {
+  Text,
+  Esc,
+  Csi,
+  /** OSC, DCS, APC, PM, SOS: up to BEL or ST. */
+  String,
+  StringEsc,
+  /** ESC followed by an intermediate (charset selection such as ESC ( B). */
+  EscIntermediate,
+}
+
+export class AnsiStripper {
+  private state = State.Text;
+
+  push(text: string): string {
+    let out = '';
+    for (let i = 0; i < text.length; i++) {
+      const ch = text.charCodeAt(i);
+      switch (this.state) {
+        case State.Text:
+          if (ch === 0x1b) this.state = State.Esc;
+          else if (ch === 0x9b) this.state = State.Csi;
+          else if (ch === 0x0a || ch === 0x09 || ch >= 0x20) out += text[i];
+          break;
+        case State.Esc:
+          if (ch === 0x5b) this.state = State.Csi;
+          else if (ch === 0x5d || ch === 0x50 || ch === 0x5f || ch === 0x5e || ch === 0x58) this.state = State.String;
+          else if (ch >= 0x20 && ch <= 0x2f) this.state = State.EscIntermediate;
+          else this.state = State.Text;
+          break;
+        case State.EscIntermediate:
+          this.state = State.Text;
+          break;
+        case State.Csi:
+          if (ch >= 0x40 && ch <= 0x7e) this.state = State.Text;
+          break;
+        case State.String:
+          if (ch === 0x07) this.state = State.Text;
+          else if (ch === 0x1b) this.state = State.StringEsc;
+          break;
+        case State.StringEsc:
+          this.state = ch === 0x5c ? State.Text : State.String;
+          break;
+      }
+    }
+    return out;
+  }
+}

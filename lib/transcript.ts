@@ -1,0 +1,72 @@
+/**
+ * The in-memory evidence of a drive: seq-numbered, ordered, bounded by `ringBytes`. Content lives
+ * only here (never in the journal). Seq numbers never go back, also across re-attach.
+ */
+export type TranscriptKind = 'output' | 'input' | 'keys' | 'resize' | 'resync' | 'state' | 'exit' | 'gap' | 'incident';
+
+export interface TranscriptEntry {
+  readonly seq: number;
+  /** Wall-clock milliseconds since the epoch. */
+  readonly time: number;
+  readonly kind: TranscriptKind;
+  /** Pane bytes for `output`; the text sent for `input`. */
+  readonly data?: Uint8Array | string;
+  /** Machine tags: key names, sizes, reasons, exit status. */
+  readonly tags?: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+/** A rough per-entry overhead so that many tiny entries still count against the bound. */
+const ENTRY_OVERHEAD_BYTES = 64;
+
+function sizeOf(entry: TranscriptEntry): number {
+  const data = entry.data;
+  const dataBytes = data === undefined ? 0 : typeof data === 'string' ? data.length * 2 : data.byteLength;
+  return ENTRY_OVERHEAD_BYTES + dataBytes;
+}
+
+export class Transcript {
+  private readonly entries: TranscriptEntry[] = [];
+  private head = 0;
+  private bytes = 0;
+  private nextSeq: number;
+  /** Entries evicted to stay under the bound. */
+  evicted = 0;
+
+  constructor(private readonly maxBytes: number, firstSeq = 1, private readonly now: () => number = Date.now) {
+    this.nextSeq = firstSeq;
+  }
+
+  get lastSeq(): number {
+    return this.nextSeq - 1;
+  }
+
+  append(kind: TranscriptKind, data?: Uint8Array | string, tags?: TranscriptEntry['tags']): TranscriptEntry {
+    const entry: TranscriptEntry = { seq: this.nextSeq++, time: this.now(), kind, ...(data === undefined ? {} : { data }), ...(tags ? { tags } : {}) };
+    this.entries.push(entry);
+    this.bytes += sizeOf(entry);
+    while (this.bytes > this.maxBytes && this.head < this.entries.length - 1) {
+      const old = this.entries[this.head];
+      if (old) this.bytes -= sizeOf(old);
+      this.head += 1;
+      this.evicted += 1;
+    }
+    // Compact the array now and then instead of shifting on every eviction.
+    if (this.head > 1024 && this.head * 2 > this.entries.length) {
+      this.entries.splice(0, this.head);
+      this.head = 0;
+    }
+    return entry;
+  }
+
+  /** Entries with seq > `after`, oldest first, at most `limit`. */
+  read(opts: { after?: number; limit?: number } = {}): TranscriptEntry[] {
+    const after = opts.after ?? 0;
+    const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+    const out: TranscriptEntry[] = [];
+    for (let i = this.head; i < this.entries.length && out.length < limit; i++) {
+      const e = this.entries[i];
+      if (e && e.seq > after) out.push(e);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,54 @@
+/** Shared test scaffolding: a driver over a private data dir, allow entries, process checks. */
+import { mkdtempSync, rmSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Driver, type DriverOptions } from '../lib/index.js';
+import type { DriverConfigInput } from '../lib/policy/config-schema.js';
+
+export const CONSENT = { acknowledgedRisk: true as const, acknowledgedAt: '2026-11-30T00:00:00Z' };
+
+type AllowInput = NonNullable<DriverConfigInput['allow']>[number];
+
+export function allow(id: string, path: string, extra: Partial<AllowInput> = {}): AllowInput {
+  return { id, match: { path }, consent: CONSENT, ...extra };
+}
+
+export interface TestDriver {
+  readonly driver: Driver;
+  readonly dataDir: string;
+  cleanup(): Promise<void>;
+}
+
+export async function openDriver(allowList: AllowInput[], more: Partial<DriverConfigInput> = {}, opts: Partial<DriverOptions> = {}): Promise<TestDriver> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'td-'));
+  const driver = await Driver.open({ dataDir, config: { allow: allowList, ...more }, ...opts });
+  return {
+    driver,
+    dataDir,
+    async cleanup() {
+      for (const info of driver.list()) {
+        if (info.state !== 'failed') await driver.get(info.id).kill().catch(() => undefined);
+      }
+      await driver.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Pids of live processes whose command line mentions `needle` (to prove nothing is left). */
+export function processesMentioning(needle: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+      if (cmd.includes(needle)) out.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}

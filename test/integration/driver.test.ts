@@ -1,0 +1,165 @@
+/**
+ * The core against real tmux servers and real programs, each drive in the bwrap sandbox as the
+ * default config has it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, Driver, PolicyError, TmuxDriveError, UsageError } from '../../lib/index.js';
+import { allow, openDriver, processesMentioning, type TestDriver } from '../helpers.js';
+
+const BASH = ['--norc', '--noprofile'];
+
+describe('a drive of bash', () => {
+  let t: TestDriver;
+  beforeAll(async () => {
+    t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })]);
+  });
+  afterAll(async () => t.cleanup());
+
+  it('launches, types, reads the answer from the mirror, and kills with nothing left behind', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'basic' });
+    const ready = await s.wait({ forText: '$ ', timeoutMs: 10_000 });
+    expect(ready.outcome).toBe('text');
+    await s.sendText('echo $((6 * 7))', { submit: true });
+    const got = await s.wait({ forText: /^42$/m, timeoutMs: 10_000 });
+    expect(got.outcome).toBe('text');
+    const screen = s.read();
+    expect(screen.content).toMatch(/^\$ echo \$\(\(6 \* 7\)\)\n42\n\$ $/m);
+    expect(screen.untrusted).toBe(true);
+    expect(t.driver.list()).toEqual([expect.objectContaining({ id: 'basic', allowId: 'bash', backend: 'tmux', durable: true, state: 'live' })]);
+    const socket = join(t.dataDir, 'tmux', 'basic.sock');
+    expect(processesMentioning(socket).length).toBeGreaterThan(0);
+    await s.kill();
+    expect(processesMentioning(socket)).toEqual([]);
+    expect(existsSync(socket)).toBe(false);
+    expect(t.driver.list()[0]?.state).toBe('exited');
+    await expect(s.sendText('x')).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
+  });
+
+  it('reports the exit code and signal of the program', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'exits' });
+    await s.wait({ forText: '$ ' });
+    await s.sendText('exit 7', { submit: true });
+    const r = await s.wait({ forExit: true, timeoutMs: 10_000 });
+    expect(r.outcome).toBe('exit');
+    expect(s.status()).toMatchObject({ state: 'exited', reason: 'pane_dead', exit: { code: 7, signal: null } });
+    await s.kill();
+  });
+
+  it('waits for text after the echo of the command that prints it, not on the echo', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'echo-wait' });
+    await s.wait({ forText: '$ ' });
+    await s.sendText('sleep 1.5; echo FIN', { submit: true });
+    const r = await s.wait({ forText: 'FIN', timeoutMs: 10_000 });
+    expect(r.outcome).toBe('text');
+    expect(r.elapsedMs).toBeGreaterThanOrEqual(1200);
+    await s.kill();
+  });
+
+  it('delivers signals to the foreground program, not to the sandbox wrapper', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'signals' });
+    await s.wait({ forText: '$ ' });
+    await s.sendText('sleep 100; echo "rc=$?"', { submit: true });
+    await s.wait({ forIdleMs: 300 });
+    await s.signal('interrupt');
+    const r = await s.wait({ forText: 'rc=130', timeoutMs: 5000 });
+    expect(r.outcome).toBe('text');
+    expect(s.status().state).not.toBe('exited');
+    await s.signal('kill');
+    expect((await s.wait({ forExit: true, timeoutMs: 5000 })).outcome).toBe('exit');
+    await s.kill();
+  });
+
+  it('resizes the pane and keeps the mirror exact', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'resize', cols: 80, rows: 24 });
+    await s.wait({ forText: '$ ' });
+    await s.sendText('for i in $(seq 1 40); do printf "line %03d \\e[1;3%dmcolour\\e[0m %s\\n" $i $((i % 8)) $(printf "x%.0s" $(seq 1 $i)); done', { submit: true });
+    await s.wait({ forText: 'line 040', timeoutMs: 10_000 });
+    await s.wait({ forIdleMs: 200 });
+    await s.resize(50, 15);
+    await s.wait({ forIdleMs: 200 });
+    expect(s.read()).toMatchObject({ cols: 50, rows: 15 });
+    await s.sendText('stty size', { submit: true });
+    await s.wait({ forText: '15 50', timeoutMs: 5000 });
+    await s.wait({ forIdleMs: 200 });
+    expect((await s.fidelity()).equal).toBe(true);
+    await s.kill();
+  });
+});
+
+describe('typed errors for bad input, with nothing left running', () => {
+  let t: TestDriver;
+  beforeAll(async () => {
+    t = await openDriver([allow('bash', '/bin/bash')]);
+  });
+  afterAll(async () => t.cleanup());
+
+  it('rejects an unknown allowId with a PolicyError that names what is allowed', async () => {
+    const err = await t.driver.create({ allowId: 'vim' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PolicyError);
+    expect(err).toMatchObject({ code: 'NOT_ALLOWED', message: expect.stringContaining('allowed: bash') });
+  });
+
+  it('rejects bad sizes, names and options', async () => {
+    await expect(t.driver.create({ allowId: 'bash', cols: 0 })).rejects.toMatchObject({ code: 'BAD_SIZE' });
+    await expect(t.driver.create({ allowId: 'bash', rows: 1.5 })).rejects.toMatchObject({ code: 'BAD_SIZE' });
+    await expect(t.driver.create({ allowId: 'bash', name: '../x' })).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    await expect(t.driver.create({ allowId: 'bash', shell: true } as never)).rejects.toBeInstanceOf(UsageError);
+  });
+
+  it('rejects unknown key names and bad resize/signal arguments on a live session', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'keys' });
+    await expect(s.sendKeys('Entr')).rejects.toMatchObject({ code: 'UNKNOWN_KEY_NAME' });
+    await expect(s.sendKeys(['Up', 'kill-server'])).rejects.toMatchObject({ code: 'UNKNOWN_KEY_NAME' });
+    await expect(s.resize(10_000, 10)).rejects.toMatchObject({ code: 'BAD_SIZE' });
+    await expect(s.signal('stop' as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    await expect(s.wait({ timeoutMs: -1 })).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    expect(s.status().state).not.toBe('exited');
+    await s.kill();
+    expect(processesMentioning(t.dataDir)).toEqual([]);
+  });
+
+  it('rejects a config with unknown keys, listing every issue with its path', async () => {
+    const err = await Driver.open({ dataDir: t.dataDir, config: { allow: [], wroker: {}, defaults: { cols: 'wide' } } as never }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    const issues = (err as ConfigError).issues.map((i) => i.path);
+    expect(issues).toEqual(expect.arrayContaining(['wroker', 'defaults.cols']));
+    expect((err as ConfigError).code).toBe('CONFIG_INVALID');
+  });
+
+  it('refuses to disable the sandbox through the API', async () => {
+    await expect(Driver.open({ dataDir: t.dataDir, config: { unsafeDisableSandbox: true } })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+
+  it('launches nothing with an empty allowlist', async () => {
+    const empty = await openDriver([]);
+    await expect(empty.driver.create({ allowId: 'shell' })).rejects.toMatchObject({ code: 'NOT_ALLOWED', message: expect.stringContaining('empty') });
+    await empty.cleanup();
+  });
+
+  it('leaves nothing running after all of the above', () => {
+    expect(processesMentioning(t.dataDir)).toEqual([]);
+  });
+});
+
+describe('a wedged tmux', () => {
+  it('makes calls fail with a typed timeout instead of hanging', async () => {
+    const t = await openDriver([allow('bash', '/bin/bash')], {}, { tmuxTimeoutMs: 800 });
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'wedged' });
+    const server = processesMentioning(join(t.dataDir, 'tmux', 'wedged.sock')).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('start-server'));
+    expect(server).toBeDefined();
+    process.kill(server!, 'SIGSTOP');
+    try {
+      const started = performance.now();
+      const err = await s.sendKeys('Enter').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TmuxDriveError);
+      expect((err as TmuxDriveError).code).toBe('TMUX_TIMEOUT');
+      expect(performance.now() - started).toBeLessThan(5000);
+    } finally {
+      process.kill(server!, 'SIGCONT');
+    }
+    await s.kill();
+    await t.cleanup();
+  });
+});
