@@ -42,9 +42,9 @@ async function main(): Promise<void> {
     say(`answer appeared on the mirrored screen: ${answer.outcome} in ${answer.elapsedMs} ms`);
     await s.wait({ forIdleMs: 100 });
 
-    await s.sendText('import os; print("cwd:", os.getcwd()); print("network:", sorted(os.listdir("/sys/class/net")))', { submit: true });
+    await s.sendText('import os; print("cwd:", os.getcwd()); print("network:", [l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]])', { submit: true });
     await s.wait({ forText: 'network:', timeoutMs: 10_000 });
-    await s.wait({ forIdleMs: 100 });
+    await s.wait({ forIdleMs: 200 });
 
     const screen = s.read();
     say(`the screen (${screen.cols}x${screen.rows}, cursor at ${screen.cursor.x},${screen.cursor.y}):`);
@@ -57,10 +57,10 @@ async function main(): Promise<void> {
     const status = s.status();
     say(`status: ${status.state} (${status.confidence}, ${status.reason}); ${status.interactions} interactions`);
 
+    say(`an operator can take over at any time with: ${s.attachCommand().join(' ')}`);
     t = performance.now();
     await s.kill();
     say(`killed and verified in ${(performance.now() - t).toFixed(1)} ms: server gone, process tree gone, socket removed`);
-    say(`operators could have taken over with: ${s.attachCommand().join(' ')}`);
     if (!fidelity.equal) process.exitCode = 1;
   } finally {
     await driver.close();

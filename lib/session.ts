@@ -13,7 +13,7 @@ import { rebuildMirror } from './emulator/rebuild.js';
 import { compareWithCapture, type FidelityReport } from './emulator/fidelity.js';
 import { Transcript, type TranscriptEntry } from './transcript.js';
 import { AnsiStripper } from './perceive/ansi-text.js';
-import { changedRows, toMatcher, withoutEcho, type TextPattern } from './perceive/text-match.js';
+import { newRows, toMatcher, typedNeedles, withoutEcho, type TextPattern } from './perceive/text-match.js';
 import { classify, type SessionStatus } from './perceive/status.js';
 
 export type ReadFormat = 'text' | 'ansi' | 'html';
@@ -113,6 +113,8 @@ export class Session {
   private readonly decoder = new TextDecoder('utf-8');
   private readonly stripper = new AnsiStripper();
   private readonly typed: string[] = [];
+  /** The screen rows as they were when we last sent input: rows beyond these are new. */
+  private screenAtInput: readonly string[] = [];
   private phase: Phase = 'live';
   private exitInfo: ExitInfo | undefined;
   private lostReason: string | undefined;
@@ -259,6 +261,7 @@ export class Session {
     const paste = opts.paste ?? 'auto';
     if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
     const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > 4096));
+    this.markInput();
     this.remember(text);
     this.interactions += 1;
     this.transcriptRing.append('input', text, { paste: usePaste });
@@ -266,6 +269,7 @@ export class Session {
     if (text.length > 0) await backend.sendText(text, { paste: usePaste });
     if (shown) await shown;
     if (opts.submit) {
+      this.markInput();
       this.transcriptRing.append('keys', undefined, { keys: 'Enter' });
       await backend.sendKeys(['Enter']);
     }
@@ -276,6 +280,7 @@ export class Session {
     const list = typeof keys === 'string' ? [keys] : [...keys];
     if (list.length === 0 || list.length > KEY_LIMIT) throw new UsageError('BAD_ARGUMENT', `sendKeys takes 1 to ${KEY_LIMIT} key names`);
     const backend = this.activeBackend();
+    this.markInput();
     this.interactions += 1;
     this.transcriptRing.append('keys', undefined, { keys: list.join(' ') });
     await backend.sendKeys(list);
@@ -348,7 +353,7 @@ export class Session {
     await this.activeBackend().resync('requested');
   }
 
-  wait(opts: WaitOptions = {}): Promise<WaitResult> {
+  async wait(opts: WaitOptions = {}): Promise<WaitResult> {
     return this.waitFor({ ...opts, echoAllowed: false });
   }
 
@@ -362,12 +367,29 @@ export class Session {
     return this.backend;
   }
 
+  private markInput(): void {
+    this.screenAtInput = this.matchRows();
+  }
+
+  /**
+   * The visible rows for text matching: right-trimmed, except the cursor row, kept up to the cursor
+   * so that a prompt's trailing space ('$ ', '>>> ') is there to match.
+   */
+  private matchRows(): string[] {
+    const snap = this.mirror.snapshot({ format: 'text' });
+    const rows = [...snap.lines];
+    const y = snap.cursor.y;
+    const row = rows[y];
+    if (row !== undefined && row.length < snap.cursor.x) rows[y] = row.padEnd(snap.cursor.x, ' ');
+    return rows;
+  }
+
   private remember(text: string): void {
     this.typed.push(text.length > 4096 ? text.slice(-4096) : text);
     if (this.typed.length > TYPED_MEMORY) this.typed.shift();
   }
 
-  private waitFor(opts: WaitOptions & { readonly echoAllowed: boolean }): Promise<WaitResult> {
+  private async waitFor(opts: WaitOptions & { readonly echoAllowed: boolean }): Promise<WaitResult> {
     const requested = opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
     if (!Number.isFinite(requested) || requested <= 0) throw new UsageError('BAD_ARGUMENT', 'timeoutMs must be a positive number of milliseconds');
     if (opts.forIdleMs !== undefined && (!Number.isFinite(opts.forIdleMs) || opts.forIdleMs < 0)) throw new UsageError('BAD_ARGUMENT', 'forIdleMs must be a non-negative number');
@@ -376,7 +398,8 @@ export class Session {
     const idleMs = opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined);
     const start = this.clock.now();
     const matches = opts.forText === undefined ? undefined : toMatcher(opts.forText);
-    const screenAtStart = this.mirror.snapshot({ format: 'text' }).lines;
+    const baseline = this.screenAtInput;
+    const needles = opts.echoAllowed ? [] : typedNeedles(this.typed);
     let stream = '';
 
     return new Promise<WaitResult>((resolve, reject) => {
@@ -398,9 +421,8 @@ export class Session {
       };
       const textFound = (): boolean => {
         if (!matches) return false;
-        const rows = changedRows(screenAtStart, this.mirror.snapshot({ format: 'text' }).lines);
-        const hay = `${stream}\n${rows.join('\n')}`;
-        return matches(opts.echoAllowed ? hay : withoutEcho(hay, this.typed));
+        const rows = newRows(baseline, this.matchRows());
+        return matches(withoutEcho([...stream.split('\n'), ...rows], needles).join('\n'));
       };
       const check = (): void => {
         if (done) return;

@@ -6,6 +6,19 @@
  */
 import { quote } from '../../lib/control/encode.js';
 
+/**
+ * One argv word for the config: single-quoted runs (fully literal) with each control byte as an
+ * adjacent double-quoted octal escape, which the lexer joins into the same word ('a'"\012"'b').
+ */
+export function confWord(word: string): string {
+  if (word.length === 0) return "''";
+  return word
+    .split(/([\x00-\x1f\x7f])/)
+    .filter((part) => part.length > 0)
+    .map((part) => (/^[\x00-\x1f\x7f]$/.test(part) ? `"\\${part.charCodeAt(0).toString(8).padStart(3, '0')}"` : quote(part)))
+    .join('');
+}
+
 export const DIED_MARKER = 'tmux-drive:pane-died';
 
 export interface ServerConfInput {
@@ -40,7 +53,7 @@ export function serverConf(input: ServerConfInput): string {
     // A hook's `display-message -p` reaches control clients as a bare line (tmux 3.3a has no
     // pane-died notification); the backend confirms it with a pane_dead query.
     `set-hook -g pane-died ${quote(`display-message -p '${DIED_MARKER} #{pane_id}'`)}`,
-    `new-session -d -s ${quote(input.session)} -x ${input.cols} -y ${input.rows} -c ${quote(input.cwd)} -- ${input.argv.map(quote).join(' ')}`,
+    `new-session -d -s ${quote(input.session)} -x ${input.cols} -y ${input.rows} -c ${confWord(input.cwd)} -- ${input.argv.map(confWord).join(' ')}`,
     // After new-session: tmux 3.3a segfaults when `window-size manual` is global before the first
     // detached session exists (measured here).
     'set -g window-size manual',

@@ -34,7 +34,7 @@ export interface SessionStatus {
 }
 
 /** Output newer than this means the program is still producing. */
-const FLOWING_MS = 300;
+const FLOWING_MS = 100;
 
 export function classify(s: StatusSignals): SessionStatus {
   const base = { cursor: s.snapshot.cursor, interactions: s.interactions };

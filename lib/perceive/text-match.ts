@@ -1,7 +1,8 @@
 /**
  * Decides whether waited-for text has appeared, never counting the echo of what we typed: the
- * haystack is the output that arrived after the wait began plus the screen rows that changed since,
- * with every occurrence of a line we typed removed (that is where its echo would be).
+ * haystack is the output that arrived after the wait began plus the screen rows that are new since
+ * the last input, with every line that holds a line we typed left out (that is where its echo is,
+ * next to an old prompt).
  */
 export type TextPattern = string | RegExp;
 
@@ -12,24 +13,36 @@ export function toMatcher(pattern: TextPattern): (hay: string) => boolean {
   return (hay) => re.test(hay);
 }
 
-/** Removes echoed copies of typed lines from `text`. */
-export function withoutEcho(text: string, typed: readonly string[]): string {
-  let hay = text;
+/** The non-empty, trimmed lines of what we typed: the needles an echo is recognised by. */
+export function typedNeedles(typed: readonly string[]): string[] {
+  const out: string[] = [];
   for (const input of typed) {
     for (const line of input.split(/\r\n|\r|\n/)) {
       const needle = line.trim();
-      if (needle.length === 0) continue;
-      hay = hay.split(needle).join('\u0000');
+      if (needle.length > 0) out.push(needle);
     }
   }
-  return hay;
+  return out;
 }
 
-/** Rows of `now` that differ from the same row in `before` (new content on the screen). */
-export function changedRows(before: readonly string[], now: readonly string[]): string[] {
+/** Drops every line that contains one of the typed needles. */
+export function withoutEcho(lines: readonly string[], needles: readonly string[]): string[] {
+  if (needles.length === 0) return [...lines];
+  return lines.filter((line) => !needles.some((n) => line.includes(n)));
+}
+
+/**
+ * Rows of `now` that `before` did not have, compared as a multiset so that scrolling (the same rows
+ * one line higher) adds nothing new.
+ */
+export function newRows(before: readonly string[], now: readonly string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const row of before) counts.set(row, (counts.get(row) ?? 0) + 1);
   const out: string[] = [];
-  now.forEach((row, i) => {
-    if (row !== before[i]) out.push(row);
-  });
+  for (const row of now) {
+    const left = counts.get(row) ?? 0;
+    if (left > 0) counts.set(row, left - 1);
+    else if (row.trim().length > 0) out.push(row);
+  }
   return out;
 }
