@@ -1,0 +1,391 @@
+/**
+ * A pane's mirror: the pane's raw bytes parsed by @xterm/headless into a grid that equals tmux's
+ * own (invariant 6). Bytes in (Uint8Array only: UTF-8 is split across %output lines), snapshots,
+ * cells and digests out, with a bounded write queue the owner uses to pause the tmux pipe.
+ *
+ * Latency: xterm's `write` parses on a setTimeout (≈1.1 ms p50 after the call), more than tmux's
+ * whole echo round trip. When nothing is queued, a small chunk is parsed synchronously through
+ * the core instead (≈µs); everything else is queued, and the order of bytes is never changed:
+ * the sync path is only taken while the queue and xterm's own write buffer are empty.
+ * docs/emulator.md has the measurements.
+ */
+import type { Disposable } from '../clock.js';
+import { ClosedError } from '../errors.js';
+import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type CursorState } from './cell-grid.js';
+import { Fnv1a64 } from './fnv1a64.js';
+import { createTerminal, type CreatedTerminal } from './headless.js';
+import { rebuildInto, type PaneCapture } from './rebuild.js';
+
+export interface MirrorOptions {
+  readonly cols: number;
+  readonly rows: number;
+  /** Lines kept above the screen (tmux's history-limit of the pane). */
+  readonly scrollback: number;
+  /** Largest chunk parsed synchronously while idle; 0 disables the sync path. */
+  readonly syncWriteMaxBytes?: number;
+}
+
+export type SnapshotFormat = 'text' | 'ansi' | 'html';
+
+export interface SnapshotOptions {
+  readonly format: SnapshotFormat;
+  /** History rows to include above the screen; default 0. */
+  readonly scrollback?: number | 'all';
+}
+
+export interface ScreenSnapshot {
+  readonly content: string;
+  readonly format: SnapshotFormat;
+  readonly cols: number;
+  readonly rows: number;
+  readonly cursor: CursorState;
+  readonly alternate: boolean;
+  /** Text of the visible rows, right-trimmed. */
+  readonly lines: readonly string[];
+  /** History rows included in `content` above the screen. */
+  readonly scrollbackLines: number;
+}
+
+const MiB = 1024 * 1024;
+/** Above this backlog the owner should stop reading the pane (needsDrain turns true). */
+const HIGH_WATER_BYTES = 8 * MiB;
+/** needsDrain turns false, and onDrain fires, once the backlog is back under this. */
+const LOW_WATER_BYTES = 2 * MiB;
+/** Bytes handed to xterm at once; the rest waits here. xterm throws above 50 MB unparsed. */
+const XTERM_QUEUE_CAP = 16 * MiB;
+/** Larger chunks are handed to xterm in slices so the cap holds for any chunk size. */
+const SLICE_BYTES = 1 * MiB;
+/**
+ * A keystroke echo, a prompt or a status-line redraw fits; a full-screen TUI repaint (5–20 KB)
+ * usually does not and takes the queued path, where xterm parses it in ≤12 ms slices.
+ * 4 KB parse in ~0.1 ms here, 16 KB in ~0.4 ms (docs/emulator.md).
+ */
+const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
+
+type Op = { readonly kind: 'bytes'; readonly data: Uint8Array; readonly ticket: number } | { readonly kind: 'resize'; readonly cols: number; readonly rows: number; readonly ticket: number };
+
+const EMPTY = new Uint8Array(0);
+
+function opBytes(op: Op): number {
+  return op.kind === 'bytes' ? op.data.length : 0;
+}
+
+export class Mirror {
+  readonly #scrollback: number;
+  readonly #syncMax: number;
+  #terminal: CreatedTerminal;
+  /** Bumped whenever the terminal is replaced: callbacks of a retired terminal are ignored. */
+  #generation = 0;
+  #seq = 0;
+  /** Bytes handed to term.write whose callback has not fired. */
+  #inXterm = 0;
+  /** Ops waiting for room under XTERM_QUEUE_CAP, in order. */
+  #held: Op[] = [];
+  #heldBytes = 0;
+  /** Tickets of queued ops: issued on enqueue, completed in order as xterm parses them. */
+  #issued = 0;
+  #completed = 0;
+  #waiters: { ticket: number; resolve: () => void }[] = [];
+  #draining = false;
+  #disposed = false;
+  readonly #changeListeners = new Set<(seq: number) => void>();
+  readonly #drainListeners = new Set<() => void>();
+
+  constructor(options: MirrorOptions) {
+    this.#scrollback = options.scrollback;
+    this.#syncMax = options.syncWriteMaxBytes ?? DEFAULT_SYNC_WRITE_MAX_BYTES;
+    this.#terminal = createTerminal(options.cols, options.rows, options.scrollback);
+  }
+
+  get cols(): number {
+    return this.#terminal.term.cols;
+  }
+
+  get rows(): number {
+    return this.#terminal.term.rows;
+  }
+
+  /** Parse counter: increases every time bytes reach the grid (or the grid is resized or replaced). */
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /** True when a pane's bytes can be parsed synchronously (xterm's private core was found). */
+  get hasSyncPath(): boolean {
+    return this.#terminal.internals !== null && this.#syncMax > 0;
+  }
+
+  /** Bytes written but not yet in the grid. */
+  get backlogBytes(): number {
+    return this.#inXterm + this.#heldBytes;
+  }
+
+  /** From the backlog passing the high-water mark until it falls under the low-water mark. */
+  get needsDrain(): boolean {
+    return this.#draining;
+  }
+
+  get cursor(): CursorState {
+    const buffer = this.#open().term.buffer.active;
+    return { x: buffer.cursorX, y: buffer.cursorY, visible: this.cursorVisible };
+  }
+
+  get cursorVisible(): boolean {
+    return !(this.#open().internals?.cursorHidden() ?? false);
+  }
+
+  get alternate(): boolean {
+    return this.#open().term.buffer.active.type === 'alternate';
+  }
+
+  /**
+   * Pane bytes, in pane order. A queued chunk is referenced (not copied) until parsed: do not
+   * reuse its memory. Ignored after dispose (a late %output during shutdown is not an error).
+   */
+  write(data: Uint8Array): void {
+    if (this.#disposed || data.length === 0) return;
+    const { internals } = this.#terminal;
+    if (data.length <= this.#syncMax && internals && this.#issued === this.#completed && internals.writeBufferEmpty()) {
+      internals.writeSync(data);
+      this.#parsed();
+      return;
+    }
+    for (let at = 0; at < data.length; at += SLICE_BYTES) {
+      this.#enqueue({ kind: 'bytes', data: data.subarray(at, at + SLICE_BYTES), ticket: ++this.#issued });
+    }
+    if (!this.#draining && this.backlogBytes > HIGH_WATER_BYTES) this.#draining = true;
+  }
+
+  /** Fires after bytes reached the grid, with the new seq (settle detection listens here). */
+  onChange(listener: (seq: number) => void): Disposable {
+    this.#changeListeners.add(listener);
+    return { dispose: () => void this.#changeListeners.delete(listener) };
+  }
+
+  /** Fires when the backlog falls under the low-water mark after needsDrain was true. */
+  onDrain(listener: () => void): Disposable {
+    this.#drainListeners.add(listener);
+    return { dispose: () => void this.#drainListeners.delete(listener) };
+  }
+
+  /** Resolves once everything written so far is in the grid (or superseded by a rebuild/reset). */
+  whenParsed(): Promise<void> {
+    if (this.#disposed || this.#completed === this.#issued) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ ticket: this.#issued, resolve }));
+  }
+
+  /** Applies in stream order: after the bytes written before it, before those written after. */
+  resize(cols: number, rows: number): void {
+    if (this.#disposed) return;
+    if (this.#issued === this.#completed && (this.#terminal.internals?.writeBufferEmpty() ?? true)) {
+      this.#terminal.term.resize(cols, rows);
+      this.#parsed();
+      return;
+    }
+    this.#enqueue({ kind: 'resize', cols, rows, ticket: ++this.#issued });
+  }
+
+  /** A blank terminal of the current size; bytes still queued are dropped. */
+  reset(): void {
+    if (this.#disposed) return;
+    this.#replaceTerminal(this.cols, this.rows);
+    this.#parsed();
+  }
+
+  /**
+   * Replaces the grid with a tmux snapshot (reference §5). Bytes written before this call are
+   * superseded (tmux's capture already contains them) and dropped if still queued; bytes written
+   * after it continue the snapshot. Atomic: parsed before it returns.
+   */
+  rebuild(capture: PaneCapture): void {
+    if (this.#disposed) return;
+    this.#replaceTerminal(capture.cols, capture.rows);
+    const { term, internals } = this.#terminal;
+    rebuildInto(
+      {
+        write: (bytes) => {
+          if (internals) internals.writeSync(bytes);
+          else this.#enqueue({ kind: 'bytes', data: bytes, ticket: ++this.#issued });
+        },
+        cellAt: (x, y) => {
+          if (!internals) return null;
+          const cell = term.buffer.active.getLine(term.buffer.active.baseY + y)?.getCell(x);
+          return cell ? readCell(cell) : null;
+        },
+      },
+      capture,
+    );
+    this.#parsed();
+  }
+
+  snapshot(options: SnapshotOptions): ScreenSnapshot {
+    const { term, serializer } = this.#open();
+    const active = term.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < term.rows; y++) lines.push(rowText(active, active.baseY + y));
+    const wanted = (available: number): number => (options.scrollback === 'all' ? available : Math.max(0, Math.min(options.scrollback ?? 0, available)));
+    let content: string;
+    let scrollbackLines: number;
+    switch (options.format) {
+      case 'text': {
+        scrollbackLines = wanted(active.baseY);
+        const history: string[] = [];
+        for (let y = active.baseY - scrollbackLines; y < active.baseY; y++) history.push(rowText(active, y));
+        content = [...history, ...lines].join('\n');
+        break;
+      }
+      case 'ansi':
+        // serialize() takes its history from the normal buffer, also while the alternate is active.
+        scrollbackLines = wanted(term.buffer.normal.length - term.rows);
+        content = serializer.serialize({ scrollback: scrollbackLines });
+        break;
+      case 'html':
+        scrollbackLines = wanted(active.baseY);
+        content = serializer.serializeAsHTML({ scrollback: scrollbackLines });
+        break;
+    }
+    return { content, format: options.format, cols: term.cols, rows: term.rows, cursor: this.cursor, alternate: this.alternate, lines, scrollbackLines };
+  }
+
+  cells(): CellGrid {
+    const { term } = this.#open();
+    return { cols: term.cols, rows: term.rows, cells: readVisibleCells(term), cursor: this.cursor, alternate: this.alternate };
+  }
+
+  /** A stable hash of the visible grid (chars, widths, colours, attributes), cursor and alternate flag. */
+  digest(): string {
+    const { term } = this.#open();
+    const h = new Fnv1a64();
+    h.u32(term.cols);
+    h.u32(term.rows);
+    const cursor = this.cursor;
+    h.u32(cursor.x);
+    h.u32(cursor.y);
+    h.byte(cursor.visible ? 1 : 0);
+    h.byte(this.alternate ? 1 : 0);
+    for (const row of readVisibleCells(term)) {
+      for (const cell of row) hashCell(h, cell);
+    }
+    return h.hex();
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#retire();
+    this.#terminal.term.dispose();
+    this.#changeListeners.clear();
+    this.#drainListeners.clear();
+  }
+
+  #open(): CreatedTerminal {
+    if (this.#disposed) throw new ClosedError('SESSION_CLOSED', 'the mirror is disposed');
+    return this.#terminal;
+  }
+
+  #enqueue(op: Op): void {
+    if (this.#held.length === 0 && (this.#inXterm === 0 || this.#inXterm + opBytes(op) <= XTERM_QUEUE_CAP)) {
+      this.#hand(op);
+    } else {
+      this.#held.push(op);
+      this.#heldBytes += opBytes(op);
+    }
+  }
+
+  #hand(op: Op): void {
+    const generation = this.#generation;
+    const { term } = this.#terminal;
+    this.#inXterm += opBytes(op);
+    // An empty write keeps a resize in stream order: its callback runs between the chunks around it.
+    term.write(op.kind === 'bytes' ? op.data : EMPTY, () => {
+      if (generation !== this.#generation) return;
+      this.#inXterm -= opBytes(op);
+      this.#completed = op.ticket;
+      if (op.kind === 'resize') term.resize(op.cols, op.rows);
+      this.#pump();
+      this.#parsed();
+    });
+  }
+
+  #pump(): void {
+    while (this.#held.length > 0) {
+      const next = this.#held[0] as Op;
+      if (this.#inXterm > 0 && this.#inXterm + opBytes(next) > XTERM_QUEUE_CAP) return;
+      this.#held.shift();
+      this.#heldBytes -= opBytes(next);
+      this.#hand(next);
+    }
+  }
+
+  /** Bookkeeping after the grid changed; listeners run last, on a consistent state. */
+  #parsed(): void {
+    this.#seq++;
+    const seq = this.#seq;
+    if (this.#waiters.length > 0) {
+      const ready = this.#waiters.filter((w) => w.ticket <= this.#completed);
+      this.#waiters = this.#waiters.filter((w) => w.ticket > this.#completed);
+      for (const w of ready) w.resolve();
+    }
+    if (this.#draining && this.backlogBytes < LOW_WATER_BYTES) {
+      this.#draining = false;
+      emit(this.#drainListeners, undefined);
+    }
+    emit(this.#changeListeners, seq);
+  }
+
+  /** Drops everything queued: it is superseded. Resolves the waiters, whose bytes are moot. */
+  #retire(): void {
+    this.#generation++;
+    this.#terminal.internals?.discardQueued();
+    this.#held = [];
+    this.#heldBytes = 0;
+    this.#inXterm = 0;
+    this.#completed = this.#issued;
+    for (const w of this.#waiters.splice(0)) w.resolve();
+    if (this.#draining) {
+      this.#draining = false;
+      emit(this.#drainListeners, undefined);
+    }
+  }
+
+  #replaceTerminal(cols: number, rows: number): void {
+    this.#retire();
+    const old = this.#terminal;
+    this.#terminal = createTerminal(cols, rows, this.#scrollback);
+    old.term.dispose();
+  }
+}
+
+/** A row's text without trailing blanks (translateToString(true) keeps written spaces). */
+function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number): string {
+  return (buffer.getLine(y)?.translateToString(true) ?? '').replace(/ +$/, '');
+}
+
+function hashCell(h: Fnv1a64, cell: Cell): void {
+  h.str(cell.ch);
+  h.byte(cell.width);
+  h.u32(cell.fg);
+  h.u32(cell.bg);
+  h.byte(MODE_CODE[cell.fgMode] | (MODE_CODE[cell.bgMode] << 2));
+  let flags = 0;
+  CELL_FLAGS.forEach((f, i) => {
+    if (cell[f]) flags |= 1 << i;
+  });
+  h.u32(flags);
+}
+
+const MODE_CODE = { default: 0, palette: 1, rgb: 2 } as const;
+
+/**
+ * A throwing listener must not break the parse loop it runs in (xterm would re-parse a chunk), so
+ * its error is rethrown outside, as an unhandled rejection.
+ */
+function emit<T>(listeners: Set<(arg: T) => void>, arg: T): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(arg);
+    } catch (err) {
+      void Promise.reject(err);
+    }
+  }
+}

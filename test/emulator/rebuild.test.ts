@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Mirror } from '../../lib/emulator/mirror.js';
+import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture, type PaneState } from '../../lib/emulator/rebuild.js';
+
+const enc = new TextEncoder();
+const bytes = (s: string): Uint8Array => enc.encode(s);
+
+/** A reply line as tmux 3.3a writes it for PANE_STATE_FORMAT (values in field order). */
+const FRESH_SHELL = ['20', '5', '2', '0', '1', '0', '0', '0', '0', '4', '0', '0', '0', '1', '0', '0', '0', '0', '0', '0', '1000', '0', '', '4242', '0', '8,16'].join('\t');
+
+function state(overrides: Partial<PaneState> = {}): PaneState {
+  return { ...parsePaneState(FRESH_SHELL), ...overrides };
+}
+
+const mirrors: Mirror[] = [];
+function rebuilt(capture: Partial<PaneCapture> & { main: string }, st: PaneState = state()): Mirror {
+  const m = new Mirror({ cols: st.paneWidth, rows: st.paneHeight, scrollback: 100 });
+  mirrors.push(m);
+  m.rebuild({ cols: st.paneWidth, rows: st.paneHeight, pending: new Uint8Array(0), ...capture, main: bytes(capture.main), state: st });
+  return m;
+}
+afterEach(() => {
+  for (const m of mirrors.splice(0)) m.dispose();
+});
+
+describe('pane state formats', () => {
+  it('asks for every field with one TAB-separated format, mouse_all_flag for ?1003', () => {
+    const fields = PANE_STATE_FORMAT.split('\t');
+    expect(fields.every((f) => /^#\{[a-z_]+\}$/.test(f))).toBe(true);
+    expect(fields).toContain('#{mouse_all_flag}');
+    expect(fields).not.toContain('#{mouse_any_flag}');
+    expect(fields.slice(0, 3)).toEqual(['#{pane_width}', '#{pane_height}', '#{cursor_x}']);
+  });
+
+  it('parses a reply into numbers, booleans, null and lists', () => {
+    expect(parsePaneState(`${FRESH_SHELL}\n`)).toMatchObject({
+      paneWidth: 20,
+      paneHeight: 5,
+      cursorX: 2,
+      cursorVisible: true,
+      alternateOn: false,
+      scrollRegionLower: 4,
+      wrap: true,
+      historyLimit: 1000,
+      paneDead: false,
+      paneDeadStatus: null,
+      panePid: 4242,
+      tabs: [8, 16],
+    });
+  });
+
+  it('rejects a reply of another shape with a typed error', () => {
+    expect(() => parsePaneState('80\t24')).toThrow(expect.objectContaining({ code: 'TMUX_COMMAND_FAILED' }));
+  });
+});
+
+describe('rebuild from a snapshot', () => {
+  it('writes history and screen without a final line break, so nothing scrolls', () => {
+    const m = rebuilt({ main: 'h1\nh2\n$ one\n$ two\n\n\n$ ' }, state({ historySize: 2, cursorY: 4 }));
+    expect(m.snapshot({ format: 'text', scrollback: 'all' })).toMatchObject({ scrollbackLines: 2, lines: ['$ one', '$ two', '', '', '$'] });
+    expect(m.cursor).toEqual({ x: 2, y: 4, visible: true });
+  });
+
+  it('restores the modes tmux reports (seen through the ansi snapshot) and a hidden cursor', () => {
+    const m = rebuilt({ main: 'x\n\n\n\n' }, state({ keypadCursor: true, insert: true, wrap: false, mouseButton: true, cursorVisible: false, cursorX: 0 }));
+    const ansi = m.snapshot({ format: 'ansi' }).content;
+    for (const mode of ['\x1b[?1h', '\x1b[4h', '\x1b[?7l', '\x1b[?1002h']) expect(ansi).toContain(mode);
+    expect(m.cursorVisible).toBe(false);
+  });
+
+  it('feeds the pending bytes last, so the next output continues the escape sequence', () => {
+    const m = rebuilt({ main: 'abc\n\n\n\n', pending: bytes('\x1b[3') }, state({ cursorX: 3 }));
+    m.write(bytes('1mX'));
+    expect(m.cells().cells[0]?.[3]).toMatchObject({ ch: 'X', fgMode: 'palette', fg: 1 });
+  });
+
+  it('restores the alternate screen over the saved primary, with the cursor ?1049l brings back', () => {
+    const st = state({ alternateOn: true, alternateSavedX: 3, alternateSavedY: 2, historySize: 1, cursorX: 0, cursorY: 0 });
+    const m = rebuilt({ main: 'old\nALT\n\n\n\n', alternateSaved: bytes('p0\np1\np2 $\n\n') }, st);
+    expect(m.alternate).toBe(true);
+    expect(m.snapshot({ format: 'text' }).lines).toEqual(['ALT', '', '', '', '']);
+    m.write(bytes('\x1b[?1049l'));
+    expect(m.snapshot({ format: 'text', scrollback: 'all' }).content).toBe('old\np0\np1\np2 $\n\n');
+    expect(m.cursor).toMatchObject({ x: 3, y: 2 });
+  });
+
+  it('re-enters the pending-wrap state when cursor_x equals the width', () => {
+    const m = rebuilt({ main: '\x1b[1mxxxxxxxxxxxxxxxxxxxY\n\n\n\n' }, state({ cursorX: 20, cursorY: 0 }));
+    expect(m.cursor.x).toBe(20);
+    m.write(bytes('Z'));
+    expect(m.snapshot({ format: 'text' }).lines.slice(0, 2)).toEqual(['xxxxxxxxxxxxxxxxxxxY', 'Z']);
+    expect(m.cells().cells[0]?.[19]).toMatchObject({ ch: 'Y', bold: true });
+  });
+
+  it('supersedes bytes still queued when it runs, and later bytes continue it', async () => {
+    const m = new Mirror({ cols: 20, rows: 5, scrollback: 100 });
+    mirrors.push(m);
+    m.write(new Uint8Array(3 * 1024 * 1024).fill(0x41)); // queued: already inside the capture
+    const parsed = m.whenParsed();
+    m.rebuild({ cols: 20, rows: 5, main: bytes('$ ls\nfile\n$ \n\n'), pending: new Uint8Array(0), state: state({ cursorY: 2 }) });
+    await parsed;
+    expect(m.backlogBytes).toBe(0);
+    m.write(bytes('next'));
+    await m.whenParsed();
+    expect(m.snapshot({ format: 'text', scrollback: 'all' }).content).toBe('$ ls\nfile\n$ next\n\n');
+  });
+});
