@@ -28,6 +28,12 @@ export interface BackendListener {
   incident(code: string, detail: Record<string, unknown>): void;
 }
 
+/** capture-pane -p -e -N of the visible screen, and tmux's cursor. */
+export interface VisibleGrid {
+  readonly capture: Uint8Array;
+  readonly cursor: { readonly x: number; readonly y: number };
+}
+
 export interface PaneGeometry {
   readonly cols: number;
   readonly rows: number;
@@ -45,8 +51,11 @@ export interface DriveBackend {
   capture(): Promise<PaneCapture>;
   /** Forces a resync: the listener's `resync` is called with a new capture. */
   resync(reason: string): Promise<void>;
-  /** The visible grid as tmux holds it (capture-pane -p -e -N) and its cursor, for fidelity checks. */
-  visibleGrid(): Promise<{ readonly capture: Uint8Array; readonly cursor: { readonly x: number; readonly y: number } }>;
+  /**
+   * Captures the visible grid as tmux holds it and runs `compare` on it while later output is held
+   * back, so the mirror and the capture show the same moment (fidelity checks).
+   */
+  compareGrid<T>(compare: (grid: VisibleGrid) => T | Promise<T>): Promise<T>;
   /** Host-side pid of the pane's process, when known. */
   panePid(): number | undefined;
   /** Stops and restarts reading the program's output (mirror backpressure). */

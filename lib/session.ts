@@ -343,9 +343,10 @@ export class Session {
 
   /** Compares the mirror with tmux's own grid, cell by cell (tmux backend). */
   async fidelity(): Promise<FidelityReport> {
-    const grid = await this.activeBackend().visibleGrid();
-    await this.mirror.whenParsed();
-    return compareWithCapture(this.mirror, grid.capture, grid.cursor);
+    return this.activeBackend().compareGrid(async (grid) => {
+      await this.mirror.whenParsed();
+      return compareWithCapture(this.mirror, grid.capture, grid.cursor);
+    });
   }
 
   /** Re-reads the screen from tmux and rebuilds the mirror. */

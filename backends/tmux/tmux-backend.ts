@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
-import type { BackendListener, DriveBackend, ExitInfo, SignalName } from '../../lib/backend.js';
+import type { BackendListener, DriveBackend, ExitInfo, SignalName, VisibleGrid } from '../../lib/backend.js';
 import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
 import type { Reply } from '../../lib/control/command-queue.js';
 import { encodeSendKeys, encodeSendText, quote } from '../../lib/control/encode.js';
@@ -52,11 +52,15 @@ export interface TmuxLaunch extends TmuxTarget {
   readonly argv: readonly string[];
 }
 
-type ResyncPhase =
+/**
+ * Where pane output goes relative to a capture in flight. Output before the capture's block is
+ * inside the capture (reference §5); output after it continues it.
+ */
+type StreamPhase =
   | { readonly kind: 'live' }
-  /** Output before the capture's block is inside the capture: drop it. */
-  | { readonly kind: 'drop'; readonly captureReply: number }
-  /** Output after the capture continues it: hold it until the mirror is rebuilt. */
+  /** Until reply number `reply` arrives: drop output (a resync: the capture has it) or pass it on (a fidelity check). */
+  | { readonly kind: 'until-reply'; readonly reply: number; readonly before: 'drop' | 'pass' }
+  /** After the capture: hold output until the mirror is rebuilt or compared. */
   | { readonly kind: 'hold'; readonly held: Uint8Array[] };
 
 export function socketPathFor(socketDir: string, name: string): string {
@@ -116,7 +120,7 @@ export class TmuxBackend implements DriveBackend {
   private serverPid = -1;
   private pid: number | undefined;
   private repliesSeen = 0;
-  private phase: ResyncPhase = { kind: 'live' };
+  private phase: StreamPhase = { kind: 'live' };
   private paused = false;
   private inMode = false;
   private exited = false;
@@ -197,14 +201,14 @@ export class TmuxBackend implements DriveBackend {
       case 'output': {
         if (event.pane !== this.pane) return;
         const phase = this.phase;
-        if (phase.kind === 'live') this.listener.output(event.data);
-        else if (phase.kind === 'hold') phase.held.push(event.data);
+        if (phase.kind === 'hold') phase.held.push(event.data);
+        else if (phase.kind === 'live' || phase.before === 'pass') this.listener.output(event.data);
         return;
       }
       case 'reply': {
         this.repliesSeen += 1;
         const phase = this.phase;
-        if (phase.kind === 'drop' && this.repliesSeen === phase.captureReply) this.phase = { kind: 'hold', held: [] };
+        if (phase.kind === 'until-reply' && this.repliesSeen === phase.reply) this.phase = { kind: 'hold', held: [] };
         return;
       }
       case 'notification':
@@ -294,32 +298,55 @@ export class TmuxBackend implements DriveBackend {
     };
   }
 
-  async resync(reason: string): Promise<void> {
+  /**
+   * Runs a capture batch whose `captureAt`-th command (1-based) is the capture, steering pane output
+   * around it; `use` runs with the replies while later output is still held, then it is released.
+   */
+  private async bracketed<T>(lines: string[], captureAt: number, before: 'drop' | 'pass', use: (replies: Reply[]) => T | Promise<T>): Promise<T> {
     const client = this.live;
-    const withContinue = this.paused;
-    this.paused = false;
-    // The capture is the second command of the batch; replies to commands already in flight come first.
-    this.phase = { kind: 'drop', captureReply: this.repliesSeen + client.outstanding + 2 };
+    if (this.phase.kind !== 'live') throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'a capture is already in flight', { name: this.target.name });
+    // Replies to commands already in flight (timed-out ones included) come first.
+    this.phase = { kind: 'until-reply', reply: this.repliesSeen + client.outstanding + captureAt, before };
     let replies: Reply[];
     try {
-      replies = await client.batch(this.captureCommands(withContinue));
+      replies = await client.batch(lines);
     } catch (err) {
-      this.phase = { kind: 'live' };
+      this.release();
       throw err;
     }
-    const phase = this.phase as ResyncPhase; // moved on by reply events while the batch ran
+    try {
+      return await use(replies);
+    } finally {
+      this.release();
+    }
+  }
+
+  private release(): void {
+    const phase = this.phase;
     this.phase = { kind: 'live' };
-    const capture = this.toCapture(replies);
-    this.listener.resync(capture, reason);
     if (phase.kind === 'hold') for (const data of phase.held) this.listener.output(data);
+  }
+
+  async resync(reason: string): Promise<void> {
+    const withContinue = this.paused;
+    this.paused = false;
+    const capture = await this.bracketed(this.captureCommands(withContinue), 2, 'drop', (replies) => {
+      const c = this.toCapture(replies);
+      this.listener.resync(c, reason);
+      return c;
+    });
     if (capture.state.paneDead && !this.exited) void this.readExit();
   }
 
-  async visibleGrid(): Promise<{ capture: Uint8Array; cursor: { x: number; y: number } }> {
-    const [grid, cursor] = await this.live.batch([`capture-pane -p -e -N -t ${this.pane}`, `display-message -p -t ${this.pane} '#{cursor_x}\t#{cursor_y}'`]);
-    if (!grid || !cursor) throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete grid batch');
-    const [x, y] = replyText(cursor).split('\t').map(Number);
-    return { capture: joinLines(grid.lines), cursor: { x: x ?? 0, y: y ?? 0 } };
+  async compareGrid<T>(compare: (grid: VisibleGrid) => T | Promise<T>): Promise<T> {
+    const lines = [`capture-pane -p -e -N -t ${this.pane}`, `display-message -p -t ${this.pane} '#{cursor_x}\t#{cursor_y}'`];
+    // Output after the grid's reply is held until the comparison is done: both sides show one moment.
+    return this.bracketed(lines, 2, 'pass', (replies) => {
+      const [grid, cursor] = replies;
+      if (!grid || !cursor) throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete grid batch');
+      const [x, y] = replyText(cursor).split('\t').map(Number);
+      return compare({ capture: joinLines(grid.lines), cursor: { x: x ?? 0, y: y ?? 0 } });
+    });
   }
 
   private async leaveMode(): Promise<void> {
