@@ -26,6 +26,8 @@ const MAX_SOCKET_PATH = 107;
 const PAUSE_AFTER_SECONDS = 5;
 /** Above this size, or with a newline, 'auto' text goes through the paste buffer. */
 const PASTE_THRESHOLD_CHARS = 4096;
+/** The subscription that reports the pane's death (see connect()). */
+const DEAD_SUBSCRIPTION = 'td-dead';
 /** Wrappers the launch may put between the pane and the program (not the program's own processes). */
 const WRAPPER_COMMS: ReadonlySet<string> = new Set(['bwrap']);
 
@@ -125,6 +127,8 @@ export class TmuxBackend implements DriveBackend {
   private inMode = false;
   private exited = false;
   private ending = false;
+  /** True once a resync has completed: from then on every pane byte reaches the listener. */
+  private followed = false;
 
   private constructor(private readonly target: TmuxTarget, private readonly listener: BackendListener) {
     this.socket = socketPathFor(target.socketDir, target.name);
@@ -175,10 +179,14 @@ export class TmuxBackend implements DriveBackend {
     this.client = client;
     try {
       await client.command(`refresh-client -f pause-after=${PAUSE_AFTER_SECONDS}`);
-      const info = replyText(await client.command(`display-message -p -t ${quote(this.target.name)} '#{pid}\t#{pane_id}\t#{pane_pid}\t#{pane_in_mode}'`)).split('\t');
+      const info = replyText(await client.command(`display-message -p -t ${quote(this.target.name)} '#{pid}\t#{pane_id}\t#{pane_pid}\t#{pane_in_mode}\t#{window_id}'`)).split('\t');
       this.serverPid = Number(info[0]);
       this.pane = (info[1] ?? '%0') as PaneId;
       this.pid = Number(info[2]) || undefined;
+      // The pane-died hook's line reaches control clients only sometimes in tmux 3.3a (16 of 20
+      // runs here) and a pane subscription never reported; a window subscription on pane_dead did,
+      // 10 of 10. tmux checks subscriptions once a second, so an exit is seen within ~1 s at worst.
+      await client.command(`refresh-client -B ${quote(`${DEAD_SUBSCRIPTION}:${info[4] ?? '@0'}:#{pane_dead}`)}`);
       if (info[3] === '1') {
         // tmux 3.3a puts the pane into view-mode on a config error (no %config-error until 3.4).
         this.listener.incident('pane_in_mode_at_attach', { pane: this.pane });
@@ -215,6 +223,8 @@ export class TmuxBackend implements DriveBackend {
         if (event.name === 'pause' && event.pane === this.pane) {
           this.paused = true;
           void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
+        } else if (event.name === 'subscription-changed' && event.subscription === DEAD_SUBSCRIPTION && event.value === '1') {
+          void this.readExit();
         } else if (event.name === 'pane-mode-changed' && event.pane === this.pane) {
           void this.refreshMode();
         }
@@ -328,13 +338,29 @@ export class TmuxBackend implements DriveBackend {
   }
 
   async resync(reason: string): Promise<void> {
+    await this.resyncAfter([], reason);
+  }
+
+  /**
+   * A resync batch, optionally preceded by commands that change the pane (they run in the same
+   * batch, so the capture shows their effect and nothing the program did afterwards).
+   *
+   * Once the stream has been followed since attach, output before the capture is passed on, not
+   * dropped: the capture supersedes its cells, but the mirror's parser must see it to know the
+   * SGR pen, charsets and saved cursor the program continues from, which tmux 3.3a cannot report
+   * (`PaneCapture.continuous`). After a %pause tmux has discarded output, so nothing carries.
+   */
+  private async resyncAfter(prefix: readonly string[], reason: string): Promise<void> {
     const withContinue = this.paused;
     this.paused = false;
-    const capture = await this.bracketed(this.captureCommands(withContinue), 2, 'drop', (replies) => {
-      const c = this.toCapture(replies);
+    const continuous = this.followed && !withContinue;
+    const lines = [...prefix, ...this.captureCommands(withContinue)];
+    const capture = await this.bracketed(lines, prefix.length + 2, continuous ? 'pass' : 'drop', (replies) => {
+      const c: PaneCapture = { ...this.toCapture(replies.slice(prefix.length)), continuous };
       this.listener.resync(c, reason);
       return c;
     });
+    this.followed = true;
     if (capture.state.paneDead && !this.exited) void this.readExit();
   }
 
@@ -382,10 +408,14 @@ export class TmuxBackend implements DriveBackend {
     await this.live.command(line);
   }
 
+  /**
+   * tmux and xterm reflow differently, so tmux's grid is the truth after a resize. resize-window
+   * shares the resync batch: tmux resizes (and reflows) the grid while the command runs and sends
+   * SIGWINCH only after the batch, so the capture is the grid at the resize point and the
+   * program's whole redraw arrives after it, to be replayed onto the rebuilt mirror.
+   */
   async resize(cols: number, rows: number): Promise<void> {
-    await this.live.command(`resize-window -t ${quote(this.target.name)} -x ${cols} -y ${rows}`);
-    // tmux and xterm reflow differently: take tmux's grid as the truth after every resize.
-    await this.resync('resize');
+    await this.resyncAfter([`resize-window -t ${quote(this.target.name)} -x ${cols} -y ${rows}`], 'resize');
   }
 
   /** Signals go to the pane's foreground process group, as a keyboard would, never to wrappers. */
