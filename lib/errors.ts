@@ -30,7 +30,16 @@ export type ErrorCode =
   | 'NAME_IN_USE'
   | 'DRIVER_CLOSED'
   | 'KILL_UNVERIFIED'
-  | 'ABORTED';
+  | 'ABORTED'
+  // the journal (journal/)
+  | 'JOURNAL_TOO_NEW'
+  | 'JOURNAL_UNREADABLE'
+  | 'JOURNAL_CLOSED'
+  | 'JOURNAL_WRITE_FAILED'
+  | 'JOURNAL_BAD_VALUE'
+  | 'MIGRATIONS_INVALID'
+  | 'LEASE_HELD'
+  | 'LEASE_LOST';
 
 export class TmuxDriveError extends Error {
   readonly code: ErrorCode;
