@@ -14,7 +14,8 @@ import { CURATED_PATH } from './policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
-import { TmuxBackend } from '../backends/tmux/tmux-backend.js';
+import { TmuxBackend, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
+import { Journal, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
 
 export interface DriverOptions {
   /** Overrides the config's dataDir. */
@@ -61,11 +62,23 @@ const DEFAULT_TMUX_TIMEOUT_MS = 5000;
 
 const silentLogger: Logger = { warn: () => undefined };
 
+/** Backend incident codes as journal incident kinds (the journal stores machine tokens only). */
+const INCIDENT_OF: Readonly<Record<string, 'malformed_stream' | 'resync_failed' | 'pane_in_mode' | 'control_lost'>> = {
+  stray_line: 'malformed_stream',
+  unknown_notification: 'malformed_stream',
+  resync_failed: 'resync_failed',
+  pane_in_mode_at_attach: 'pane_in_mode',
+  stale_control_clients: 'control_lost',
+};
+
 export class Driver {
   private readonly sessions = new Map<string, Session>();
+  /** Fencing token of each drive this process holds. */
+  private readonly leases = new Map<string, number>();
   private closed = false;
 
   private constructor(
+    private readonly journal: Journal,
     private readonly loaded: LoadedConfig,
     private readonly tmuxPath: string | undefined,
     private readonly bwrapPath: string | undefined,
@@ -84,7 +97,109 @@ export class Driver {
     }
     const timeout = opts.tmuxTimeoutMs ?? DEFAULT_TMUX_TIMEOUT_MS;
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('BAD_ARGUMENT', 'tmuxTimeoutMs must be a positive number');
-    return new Driver(canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
+    const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
+    const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
+    try {
+      await driver.reconcile();
+    } catch (err) {
+      await driver.close();
+      throw err;
+    }
+    return driver;
+  }
+
+  /**
+   * Re-attaches every non-terminal drive of the journal that no live process holds: a live server
+   * is attached (stale control clients ended, mirror rebuilt from a snapshot, a gap marked); a gone
+   * one is reported `failed` with its journal kept. Nothing is ever relaunched.
+   */
+  private async reconcile(): Promise<void> {
+    for (const rec of this.journal.listSessions({ states: NON_TERMINAL_STATES })) {
+      let token: number;
+      try {
+        token = this.journal.acquireLease(rec.id, currentHolder()).token;
+      } catch (err) {
+        if (err instanceof LeaseError && err.code === 'LEASE_HELD') continue; // another live host drives it
+        throw err;
+      }
+      this.leases.set(rec.id, token);
+      const session = this.newSession(rec.id, rec.allowId, this.loaded.config.defaults.cols, this.loaded.config.defaults.rows, rec.createdAt, this.journal.lastSeq(rec.id) + 1);
+      this.sessions.set(rec.id, session);
+      const alive = rec.backend === 'tmux' && this.tmuxPath !== undefined && (await socketAnswers(rec.socketPath, this.tmuxTimeoutMs));
+      if (!alive) {
+        const reason = rec.backend === 'tmux' ? 'server_gone' : 'host_restarted';
+        this.journal.markFailed(rec.id, reason);
+        this.journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
+        session.markFailed(reason);
+        continue;
+      }
+      try {
+        const backend = await TmuxBackend.attach(this.tmuxTarget(rec.id, Driver.clientEnv()), session.listener);
+        session.bind(backend);
+        session.markGap('reattach');
+        this.journal.updateSession(rec.id, { state: 'live' });
+        this.journal.appendEvent(rec.id, 'reattach', {});
+      } catch (err) {
+        this.journal.markFailed(rec.id, 'reattach_failed');
+        this.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
+        session.markFailed('reattach_failed');
+      }
+    }
+  }
+
+  private tmuxTarget(name: string, env: Record<string, string>) {
+    if (!this.tmuxPath) throw new TmuxDriveError('TMUX_NOT_FOUND', 'tmux is not installed on this host: apt-get install tmux');
+    return { tmuxPath: this.tmuxPath, socketDir: join(this.loaded.dataDir, 'tmux'), name, clock: this.clock, timeoutMs: this.tmuxTimeoutMs, env };
+  }
+
+  /** A session wired to the journal: lease checked before input, transitions recorded. */
+  private newSession(id: string, allowId: string, cols: number, rows: number, createdAt: number, firstSeq: number): Session {
+    const { config } = this.loaded;
+    const session = new Session({
+      id,
+      allowId,
+      cols,
+      rows,
+      scrollback: config.defaults.scrollback,
+      ringBytes: config.worker.ringBytes,
+      clock: this.clock,
+      createdAt,
+      firstSeq,
+      beforeInput: () => {
+        const token = this.leases.get(id);
+        if (token === undefined) throw new SessionError('SESSION_CLOSED', `this process does not hold drive ${id}`, { id });
+        this.journal.checkLease(id, token);
+      },
+    });
+    const j = this.journal;
+    session.on('exit', (exit) => {
+      j.updateSession(id, { state: 'exited', exit, interactions: session.interactionCount });
+      j.appendEvent(id, 'exit', { code: exit.code ?? -1, signal: exit.signal ?? 0 });
+      if (exit.code !== null && exit.code !== 0) j.recordIncident(id, 'nonzero_exit', { code: exit.code });
+    });
+    session.on('lost', (reason) => {
+      const token = reason === 'server_gone' ? 'server_gone' : 'control_lost';
+      j.markFailed(id, token);
+      j.recordIncident(id, token === 'server_gone' ? 'server_gone' : 'control_lost', {});
+    });
+    session.on('incident', (code) => {
+      const kind = INCIDENT_OF[code];
+      if (kind) j.recordIncident(id, kind, { code });
+    });
+    session.on('closed', (how) => {
+      if (how === 'killed') {
+        j.updateSession(id, { state: 'exited', interactions: session.interactionCount });
+        j.appendEvent(id, 'killed', {});
+      } else {
+        j.updateSession(id, { state: 'detached', interactions: session.interactionCount });
+      }
+      const token = this.leases.get(id);
+      if (token !== undefined && how === 'killed') {
+        j.releaseLease(id, token);
+        this.leases.delete(id);
+      }
+    });
+    return session;
   }
 
   get config(): DriverConfig {
@@ -119,43 +234,54 @@ export class Driver {
     if (live >= config.worker.maxSessions) {
       throw new PolicyError('LIMIT_REACHED', `worker.maxSessions (${config.worker.maxSessions}) sessions are live: kill one first`, { cap: 'worker.maxSessions' });
     }
+    const existing = this.journal.getSession(name);
+    if (existing && NON_TERMINAL_STATES.includes(existing.state)) {
+      throw new SessionError('NAME_IN_USE', `a drive named "${name}" is still ${existing.state} (held by another host or detached); pick another name`, { name });
+    }
     const plan = planLaunch({ config, dataDir: this.loaded.dataDir, bwrapPath: this.bwrapPath }, opts);
-    if (!this.tmuxPath) throw new TmuxDriveError('TMUX_NOT_FOUND', 'tmux is not installed on this host: apt-get install tmux');
-    const session = new Session({
+    const target = this.tmuxTarget(name, plan.env);
+    const token = this.journal.acquireLease(name, currentHolder()).token;
+    this.leases.set(name, token);
+    // Journaled before the launch: a crash in between leaves a row whose server is gone, which the
+    // next host reports as failed, never a second copy.
+    this.journal.upsertSession({
       id: name,
+      name,
+      socketPath: socketPathFor(target.socketDir, name),
       allowId: plan.entry.id,
-      cols,
-      rows,
-      scrollback: config.defaults.scrollback,
-      ringBytes: config.worker.ringBytes,
-      clock: this.clock,
-      createdAt: Date.now(),
+      argvHash: hashOf([plan.binary, ...(opts.args ?? [])]),
+      objectiveHash: opts.objective === undefined ? null : hashOf(opts.objective),
+      backend: 'tmux',
+      durable: true,
+      state: 'live',
+      exit: null,
+      failureReason: null,
+      interactions: 0,
     });
-    const backend = await TmuxBackend.launch(
-      {
-        tmuxPath: this.tmuxPath,
-        socketDir: join(this.loaded.dataDir, 'tmux'),
-        name,
-        clock: this.clock,
-        timeoutMs: this.tmuxTimeoutMs,
-        env: plan.env,
-        cols,
-        rows,
-        scrollback: config.defaults.scrollback,
-        cwd: plan.cwd,
-        argv: plan.argv,
-      },
-      session.listener,
-    );
-    session.bind(backend);
+    this.journal.appendEvent(name, 'create', { sandboxed: plan.sandboxed });
+    const session = this.newSession(name, plan.entry.id, cols, rows, Date.now(), this.journal.lastSeq(name) + 1);
+    try {
+      const backend = await TmuxBackend.launch({ ...target, cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener);
+      session.bind(backend);
+    } catch (err) {
+      this.journal.markFailed(name, 'launch_failed');
+      this.journal.releaseLease(name, token);
+      this.leases.delete(name);
+      throw err;
+    }
     this.sessions.set(name, session);
     return session;
   }
 
   get(id: string): Session {
     const s = this.sessions.get(id);
-    if (!s) throw new SessionError('SESSION_NOT_FOUND', `no session "${id}" in this driver (see driver.list())`, { id });
-    return s;
+    if (s) return s;
+    const rec: SessionRecord | undefined = this.journal.getSession(id);
+    if (rec && NON_TERMINAL_STATES.includes(rec.state)) {
+      const pid = this.journal.lease(id)?.holder?.pid;
+      throw new SessionError('LEASE_HELD', `drive "${id}" is driven by another process${pid ? ` (pid ${pid})` : ''}; only one process may drive it`, { id });
+    }
+    throw new SessionError('SESSION_NOT_FOUND', `no session "${id}" in this driver (see driver.list())`, { id });
   }
 
   list(): SessionInfo[] {
@@ -177,6 +303,7 @@ export class Driver {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.sessions.values()].map((s) => s.detach().catch(() => undefined)));
+    this.journal.close(); // releases this process's leases: the next host takes the drives over
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

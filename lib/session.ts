@@ -76,6 +76,10 @@ export interface SessionInit {
   readonly ringBytes: number;
   readonly clock: Clock;
   readonly createdAt: number;
+  /** Runs before any input reaches the program; throws when this process may not drive it (lease). */
+  readonly beforeInput?: () => void;
+  /** First transcript seq (continues a re-attached drive's numbering). */
+  readonly firstSeq?: number;
 }
 
 export type SessionEvents = {
@@ -84,6 +88,8 @@ export type SessionEvents = {
   state: [status: SessionStatus];
   lost: [reason: string];
   incident: [code: string, detail: Record<string, unknown>];
+  /** kill() or detach() finished. */
+  closed: [how: 'killed' | 'detached'];
 };
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 15_000;
@@ -124,6 +130,7 @@ export class Session {
   /** Listeners of the text stream (waits); each gets ANSI-stripped output text. */
   private readonly textListeners = new Set<(text: string) => void>();
   private readonly activityListeners = new Set<() => void>();
+  private readonly beforeInput: () => void;
 
   constructor(init: SessionInit) {
     this.id = init.id;
@@ -131,7 +138,8 @@ export class Session {
     this.createdAt = init.createdAt;
     this.clock = init.clock;
     this.mirror = new Mirror({ cols: init.cols, rows: init.rows, scrollback: init.scrollback });
-    this.transcriptRing = new Transcript(init.ringBytes);
+    this.transcriptRing = new Transcript(init.ringBytes, init.firstSeq ?? 1);
+    this.beforeInput = init.beforeInput ?? (() => undefined);
     this.lastOutputAt = this.lastChangeAt = init.clock.now();
     this.mirror.onChange(() => {
       this.lastChangeAt = this.clock.now();
@@ -210,6 +218,20 @@ export class Session {
     this.emitter.emit('state', this.status());
   }
 
+  /** Marks a drive whose server is gone (found so on re-attach). @internal */
+  markFailed(reason: string): void {
+    this.onLost(reason);
+  }
+
+  /** Notes a gap in the evidence: what happened while no host was attached is not in the transcript. @internal */
+  markGap(reason: string): void {
+    this.transcriptRing.append('gap', undefined, { reason });
+  }
+
+  get interactionCount(): number {
+    return this.interactions;
+  }
+
   private onLost(reason: string): void {
     if (this.phase !== 'live' && this.phase !== 'exited') return;
     this.phase = 'lost';
@@ -257,7 +279,7 @@ export class Session {
 
   async sendText(text: string, opts: SendTextOptions = {}): Promise<void> {
     if (typeof text !== 'string') throw new UsageError('BAD_ARGUMENT', 'sendText takes a string');
-    const backend = this.activeBackend();
+    const backend = this.inputBackend();
     const paste = opts.paste ?? 'auto';
     if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
     const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > 4096));
@@ -279,7 +301,7 @@ export class Session {
   async sendKeys(keys: string | readonly string[]): Promise<void> {
     const list = typeof keys === 'string' ? [keys] : [...keys];
     if (list.length === 0 || list.length > KEY_LIMIT) throw new UsageError('BAD_ARGUMENT', `sendKeys takes 1 to ${KEY_LIMIT} key names`);
-    const backend = this.activeBackend();
+    const backend = this.inputBackend();
     this.markInput();
     this.interactions += 1;
     this.transcriptRing.append('keys', undefined, { keys: list.join(' ') });
@@ -290,24 +312,29 @@ export class Session {
     for (const [label, n] of [['cols', cols], ['rows', rows]] as const) {
       if (!Number.isInteger(n) || n < 2 || n > MAX_DIMENSION) throw new UsageError('BAD_SIZE', `${label} must be an integer from 2 to ${MAX_DIMENSION} (got ${String(n)})`);
     }
-    const backend = this.activeBackend();
+    const backend = this.inputBackend();
     this.transcriptRing.append('resize', undefined, { cols, rows });
     await backend.resize(cols, rows);
   }
 
   async signal(name: SignalName): Promise<void> {
     if (!['interrupt', 'terminate', 'kill', 'hangup'].includes(name)) throw new UsageError('BAD_ARGUMENT', `signal must be interrupt, terminate, kill or hangup (got "${String(name)}")`);
-    await this.activeBackend().signal(name);
+    await this.inputBackend().signal(name);
   }
 
   /** Ends the program, its process tree and its server; verified. Idempotent. */
   async kill(): Promise<void> {
     if (this.phase === 'killed') return;
+    if (this.phase !== 'lost') this.beforeInput();
     const backend = this.backend;
     this.phase = 'killed';
     for (const l of this.activityListeners) l();
-    if (backend) await backend.kill();
-    this.mirror.dispose();
+    try {
+      if (backend) await backend.kill();
+    } finally {
+      this.mirror.dispose();
+      this.emitter.emit('closed', 'killed');
+    }
   }
 
   /** Lets go of the drive, leaving a durable program running. */
@@ -316,8 +343,12 @@ export class Session {
     const backend = this.backend;
     this.phase = 'detached';
     for (const l of this.activityListeners) l();
-    if (backend) await backend.detach();
-    this.mirror.dispose();
+    try {
+      if (backend) await backend.detach();
+    } finally {
+      this.mirror.dispose();
+      this.emitter.emit('closed', 'detached');
+    }
   }
 
   transcript(opts: { after?: number; limit?: number } = {}): TranscriptEntry[] {
@@ -359,6 +390,13 @@ export class Session {
   }
 
   // ---- internals -----------------------------------------------------------------------------
+
+  /** The backend, for sending input: also checks that this process still holds the drive. */
+  private inputBackend(): DriveBackend {
+    const backend = this.activeBackend();
+    this.beforeInput();
+    return backend;
+  }
 
   private activeBackend(): DriveBackend {
     if (this.phase === 'killed' || this.phase === 'detached') throw new SessionError('SESSION_CLOSED', `session ${this.id} was ${this.phase}; open it again through the driver`, { id: this.id });

@@ -158,9 +158,24 @@ export class TmuxBackend implements DriveBackend {
     return backend;
   }
 
-  /** Attaches to a drive whose server already runs (re-attach after a host restart). */
+  /**
+   * Attaches to a drive whose server already runs (re-attach after a host restart). A dead host's
+   * `tmux -C` stays attached in tmux 3.3a and freezes the pane (reference §7): the caller holds the
+   * drive's lease, so every control client found is stale and is ended by pid first.
+   */
   static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(target, listener);
+    const { stdout } = await runTmux(target, ['-S', backend.socket, 'list-clients', '-F', '#{client_pid} #{client_control_mode}']);
+    const stale = stdout
+      .split('\n')
+      .map((line) => line.split(' '))
+      .filter(([pid, control]) => control === '1' && Number(pid) > 0)
+      .map(([pid]) => Number(pid));
+    if (stale.length > 0) {
+      listener.incident('stale_control_clients', { count: stale.length });
+      signalAll(stale, 'SIGTERM');
+      await backend.waitGone(stale, 'SIGKILL');
+    }
     await backend.connect();
     return backend;
   }

@@ -62,13 +62,19 @@ function backgroundAfterRow(row: Uint8Array, bg: string | null): string | null {
 /**
  * Bytes that paint `rows` from the cursor on: joined by CR LF (without BCE), no line break after
  * the last row (it would scroll), then SGR 0.
+ *
+ * tmux stores a character printed while the DEC special graphics set was active with its CHARSET
+ * attribute and `-e` writes SO before such cells and SI after them (measured: `ESC ) 0 SO qqx SI`
+ * captures as `SO qqx SI`, the plain capture shows "qqx"). So G1 is designated as DEC special
+ * graphics for the replay, and GL and G1 are back at their defaults after it.
  */
 export function captureReplay(rows: readonly Uint8Array[], out = new ByteBuilder()): ByteBuilder {
+  out.ascii('\x1b)0');
   let bg: string | null = null;
   rows.forEach((row, i) => {
     if (i > 0) out.ascii(bg === null ? '\r\n' : `\x1b[49m\r\n\x1b[${bg}m`);
     out.bytes(row);
     bg = backgroundAfterRow(row, bg);
   });
-  return out.ascii('\x1b[0m');
+  return out.ascii('\x1b[0m\x0f\x1b)B');
 }

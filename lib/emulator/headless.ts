@@ -35,12 +35,77 @@ export interface XtermInternals {
    * callbacks: the loop sees an empty buffer and resets its counters.
    */
   discardQueued(): void;
+  /**
+   * Parses everything still queued, now and in order (each chunk's own callback runs after it).
+   * Must not be called from inside one of the terminal's write callbacks. The async loop leaves
+   * the chunks it has consumed in its buffer until it trims them (below `_bufferOffset`); they are
+   * removed first, so nothing is parsed twice.
+   */
+  flush(): void;
+  /** Null when this xterm build lacks the members: then a rebuild starts from a default pen. */
+  readonly parserState: ParserStateAccess | null;
+}
+
+export interface ParserStateAccess {
+  /** The parser state a grid does not show and tmux 3.3a does not report (see `ParserState`). */
+  save(): ParserState;
+  /** Applies a state taken from another terminal (any size) to this one. */
+  load(state: ParserState): void;
+}
+
+/**
+ * What a terminal remembers between bytes besides its grid, modes and cursor, and tmux 3.3a has
+ * no format for (reference §5 "Gaps"): the SGR pen the next character is printed with, the G0–G3
+ * charset designations, the GL level (SO/SI) and the active charset, and each buffer's DECSC
+ * saved cursor (position, colours, charset). A program that uses curses emits SGR only when its
+ * idea of the terminal's pen changes, so these are needed to continue its stream exactly.
+ */
+export interface ParserState {
+  readonly pen: { readonly fg: number; readonly bg: number; readonly ext: number };
+  readonly charsets: readonly unknown[];
+  readonly glevel: number;
+  readonly charset: unknown;
+  readonly alternate: boolean;
+  readonly saved: { readonly normal: SavedCursor; readonly alternate: SavedCursor };
+}
+
+interface SavedCursor {
+  readonly x: number;
+  /** Relative to the buffer's first screen row (xterm keeps it absolute: ybase + y). */
+  readonly y: number;
+  readonly fg: number;
+  readonly bg: number;
+  readonly charset: unknown;
 }
 
 interface CoreShape {
-  _writeBuffer?: { writeSync?: unknown; _writeBuffer?: unknown; _callbacks?: unknown; _pendingData?: unknown };
+  _writeBuffer?: { writeSync?: unknown; _writeBuffer?: unknown; _callbacks?: unknown; _pendingData?: unknown; _bufferOffset?: unknown };
   coreService?: { isCursorHidden?: unknown };
-  _bufferService?: { scroll?: unknown };
+  _bufferService?: { scroll?: unknown; buffers?: { normal?: unknown; alt?: unknown; active?: unknown } };
+  _inputHandler?: { _curAttrData?: unknown };
+  _charsetService?: { glevel?: unknown; _charsets?: unknown; setgLevel?: unknown; setgCharset?: unknown };
+}
+
+interface PenShape {
+  fg: number;
+  bg: number;
+  extended: { ext: number; urlId: number; clone(): PenShape['extended'] };
+}
+
+interface BufferShape {
+  ybase: number;
+  savedX: number;
+  savedY: number;
+  savedCurAttrData: { fg: number; bg: number };
+  savedCharset: unknown;
+}
+
+interface CharsetServiceShape {
+  glevel: number;
+  _charsets: unknown[];
+  charset: unknown;
+  setgLevel(level: number): void;
+  setgCharset(g: number, charset: unknown): void;
 }
 
 interface AttrShape {
@@ -82,8 +147,8 @@ function probeInternals(term: HeadlessTerminal): XtermInternals | null {
   const wb = core?._writeBuffer;
   const cs = core?.coreService;
   if (!wb || typeof wb.writeSync !== 'function' || !Array.isArray(wb._writeBuffer) || !Array.isArray(wb._callbacks)) return null;
-  if (typeof wb._pendingData !== 'number' || !cs || typeof cs.isCursorHidden !== 'boolean') return null;
-  const writeBuffer = wb as { writeSync(data: Uint8Array): void; _writeBuffer: unknown[]; _callbacks: unknown[]; _pendingData: number };
+  if (typeof wb._pendingData !== 'number' || typeof wb._bufferOffset !== 'number' || !cs || typeof cs.isCursorHidden !== 'boolean') return null;
+  const writeBuffer = wb as { writeSync(data: Uint8Array): void; _writeBuffer: unknown[]; _callbacks: unknown[]; _pendingData: number; _bufferOffset: number };
   const coreService = cs as { isCursorHidden: boolean };
   return {
     // WriteBuffer.writeSync directly: CoreTerminal.writeSync is the same call plus a one-time
@@ -95,6 +160,80 @@ function probeInternals(term: HeadlessTerminal): XtermInternals | null {
       writeBuffer._writeBuffer.length = 0;
       writeBuffer._callbacks.length = 0;
       writeBuffer._pendingData = 0;
+    },
+    flush: () => {
+      if (writeBuffer._writeBuffer.length === 0) return;
+      const consumed = Math.min(writeBuffer._bufferOffset, writeBuffer._writeBuffer.length);
+      writeBuffer._writeBuffer.splice(0, consumed);
+      writeBuffer._callbacks.splice(0, consumed);
+      writeBuffer._bufferOffset = 0;
+      // An empty chunk: writeSync first parses every queued chunk, then this one (nothing).
+      writeBuffer.writeSync(new Uint8Array(0));
+    },
+    parserState: probeParserState(core),
+  };
+}
+
+/**
+ * Every member is looked up at call time: a full reset (RIS) replaces the pen object and both
+ * buffers.
+ */
+function probeParserState(core: CoreShape): ParserStateAccess | null {
+  const handler = core._inputHandler;
+  const buffers = core._bufferService?.buffers;
+  const cs = core._charsetService;
+  const isBuffer = (b: unknown): b is BufferShape => typeof (b as BufferShape | undefined)?.savedY === 'number' && typeof (b as BufferShape).savedCurAttrData?.fg === 'number';
+  const pen0 = handler?._curAttrData as PenShape | undefined;
+  if (!handler || !pen0 || typeof pen0.fg !== 'number' || typeof pen0.extended?.clone !== 'function') return null;
+  if (!cs || typeof cs.glevel !== 'number' || !Array.isArray(cs._charsets) || typeof cs.setgLevel !== 'function' || typeof cs.setgCharset !== 'function') return null;
+  if (!buffers || !isBuffer(buffers.normal) || !isBuffer(buffers.alt)) return null;
+  const set = buffers as { normal: BufferShape; alt: BufferShape; active: BufferShape };
+  const pen = (): PenShape => handler._curAttrData as PenShape;
+  const charsets = cs as CharsetServiceShape;
+  const save = (b: BufferShape): SavedCursor => ({ x: b.savedX, y: b.savedY - b.ybase, fg: b.savedCurAttrData.fg, bg: b.savedCurAttrData.bg, charset: b.savedCharset });
+  const load = (b: BufferShape, s: SavedCursor, position: boolean): void => {
+    if (position) {
+      b.savedX = s.x;
+      b.savedY = b.ybase + s.y;
+    }
+    b.savedCurAttrData.fg = s.fg;
+    b.savedCurAttrData.bg = s.bg;
+    b.savedCharset = s.charset;
+  };
+  return {
+    save: () => {
+      const { fg, bg, extended } = pen();
+      // With a link id, `ext` reads as underline style 5 (how xterm shows links): read it without.
+      const ext = extended.clone();
+      ext.urlId = 0;
+      return {
+        pen: { fg, bg, ext: ext.ext },
+        charsets: [...charsets._charsets],
+        glevel: charsets.glevel,
+        charset: charsets.charset,
+        alternate: set.active === set.alt,
+        saved: { normal: save(set.normal), alternate: save(set.alt) },
+      };
+    },
+    load: (state) => {
+      const p = pen();
+      p.fg = state.pen.fg;
+      p.bg = state.pen.bg;
+      // A hyperlink id names an entry of the old terminal's link registry: not carried.
+      const ext = p.extended.clone();
+      ext.urlId = 0;
+      ext.ext = state.pen.ext;
+      p.extended = ext;
+      for (let g = 0; g < Math.max(4, state.charsets.length); g++) charsets.setgCharset(g, state.charsets[g]);
+      charsets.setgLevel(state.glevel);
+      charsets.charset = state.charset; // DECRC can leave it different from the GL level's designation
+      const alternate = set.active === set.alt;
+      if (alternate === state.alternate) {
+        // The active buffer's DECSC is the program's own. While the alternate screen is on, the
+        // normal buffer's saved position comes from tmux (alternate_saved_x/y), its pen from here.
+        load(alternate ? set.alt : set.normal, alternate ? state.saved.alternate : state.saved.normal, true);
+        if (alternate) load(set.normal, state.saved.normal, false);
+      }
     },
   };
 }

@@ -13,7 +13,7 @@ import type { Disposable } from '../clock.js';
 import { ClosedError } from '../errors.js';
 import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type CursorState } from './cell-grid.js';
 import { Fnv1a64 } from './fnv1a64.js';
-import { createTerminal, type CreatedTerminal } from './headless.js';
+import { createTerminal, type CreatedTerminal, type ParserState } from './headless.js';
 import { rebuildInto, type PaneCapture } from './rebuild.js';
 
 export interface MirrorOptions {
@@ -88,6 +88,8 @@ export class Mirror {
   #waiters: { ticket: number; resolve: () => void }[] = [];
   #draining = false;
   #disposed = false;
+  /** Inside one of xterm's write callbacks (listeners run there): the queue cannot be flushed. */
+  #inCallback = 0;
   readonly #changeListeners = new Set<(seq: number) => void>();
   readonly #drainListeners = new Set<() => void>();
 
@@ -194,15 +196,24 @@ export class Mirror {
 
   /**
    * Replaces the grid with a tmux snapshot (reference §5). Bytes written before this call are
-   * superseded (tmux's capture already contains them) and dropped if still queued; bytes written
-   * after it continue the snapshot. Atomic: parsed before it returns.
+   * superseded (tmux's capture already contains them); bytes written after it continue the
+   * snapshot. Atomic: parsed before it returns.
+   *
+   * With `capture.continuous` the bytes still queued are parsed first (into the retiring
+   * terminal), and the parser state the snapshot cannot hold (SGR pen, charsets, DECSC: see
+   * `ParserState`) carries over into the new one. Otherwise queued bytes are dropped unparsed and
+   * the new terminal starts with a default pen.
    */
   rebuild(capture: PaneCapture): void {
     if (this.#disposed) return;
+    const carried = capture.continuous === true ? this.#settledParserState() : null;
     this.#replaceTerminal(capture.cols, capture.rows);
     const { term, internals } = this.#terminal;
     rebuildInto(
       {
+        beforePending: () => {
+          if (carried) internals?.parserState?.load(carried);
+        },
         write: (bytes) => {
           if (internals) internals.writeSync(bytes);
           else this.#enqueue({ kind: 'bytes', data: bytes, ticket: ++this.#issued });
@@ -278,6 +289,15 @@ export class Mirror {
     this.#drainListeners.clear();
   }
 
+  /** Parses everything queued, then reads the parser state; null when that cannot be done now. */
+  #settledParserState(): ParserState | null {
+    const { internals } = this.#terminal;
+    if (!internals?.parserState || this.#inCallback > 0) return null;
+    internals.flush();
+    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty()) return null;
+    return internals.parserState.save();
+  }
+
   #open(): CreatedTerminal {
     if (this.#disposed) throw new ClosedError('SESSION_CLOSED', 'the mirror is disposed');
     return this.#terminal;
@@ -301,9 +321,14 @@ export class Mirror {
       if (generation !== this.#generation) return;
       this.#inXterm -= opBytes(op);
       this.#completed = op.ticket;
-      if (op.kind === 'resize') term.resize(op.cols, op.rows);
-      this.#pump();
-      this.#parsed();
+      this.#inCallback++;
+      try {
+        if (op.kind === 'resize') term.resize(op.cols, op.rows);
+        this.#pump();
+        this.#parsed();
+      } finally {
+        this.#inCallback--;
+      }
     });
   }
 

@@ -22,6 +22,12 @@ export interface PaneCapture {
   /** `capture-pane -p -P -C`, octal-decoded: the start of an unfinished escape sequence. */
   readonly pending: Uint8Array;
   readonly state: PaneState;
+  /**
+   * True when every pane byte before the capture has been written to the mirror, without a gap
+   * (a resize or a requested resync; not an attach or a resync after %pause). The mirror's parser
+   * then knows what tmux 3.3a cannot report, above all the SGR pen, and the rebuild keeps it.
+   */
+  readonly continuous?: boolean | undefined;
 }
 
 /** What a rebuild needs from the mirror: a fresh terminal of the capture's size. */
@@ -30,6 +36,12 @@ export interface RebuildTarget {
   write(bytes: Uint8Array): void;
   /** A visible cell as parsed so far; null when writes are not synchronous. */
   cellAt(x: number, y: number): Cell | null;
+  /**
+   * Called once the grid, modes and cursor are in place, just before the pending bytes: the
+   * place to restore parser state carried over from the stream (the pending bytes may be an SGR
+   * sequence that continues that pen).
+   */
+  beforePending?(): void;
 }
 
 /** xterm's and tmux's tab stops after a reset: every 8 columns. */
@@ -88,8 +100,9 @@ export function rebuildInto(target: RebuildTarget, capture: PaneCapture): void {
   if (state.mouseAll) modes.ascii('\x1b[?1003h');
   if (state.mouseSgr) modes.ascii('\x1b[?1006h');
   if (!state.cursorVisible) modes.ascii('\x1b[?25l');
-  modes.bytes(capture.pending);
   target.write(modes.build());
+  target.beforePending?.();
+  if (capture.pending.length > 0) target.write(capture.pending);
 }
 
 /**

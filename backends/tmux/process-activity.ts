@@ -1,0 +1,96 @@
+/**
+ * One sample of a pane's process tree for busy-vs-hung (lib/perceive/activity.ts compares two).
+ * Read from /proc on demand: the session takes one sample when output stops and one when its
+ * stuck timer fires, never on an interval (invariant 1). Inside a bwrap jail the tree is read
+ * from the host side, where pids are real.
+ */
+import { readFileSync, readlinkSync } from 'node:fs';
+import { processTree, type ProcStat } from './process-tree.js';
+import type { ProcessActivitySample, ProcessCounters } from '../../lib/perceive/activity.js';
+
+/**
+ * Linux reports /proc times in USER_HZ, which the kernel ABI fixes at 100 on every architecture
+ * Node runs on (sysconf(_SC_CLK_TCK) is 100 here); there is no portable way to ask from Node.
+ */
+const USER_HZ = 100;
+const MS_PER_TICK = 1000 / USER_HZ;
+
+/** The `read` syscall number, per architecture, as /proc/PID/syscall shows it. */
+const READ_SYSCALL: Readonly<Record<string, number>> = { x64: 0, arm64: 63, arm: 3, ia32: 3, riscv64: 63, ppc64: 3, s390x: 3 };
+
+/**
+ * Samples the tree rooted at `root` (the pane's pid). `now` is the caller's clock, kept in the
+ * sample so that two samples say how long their window was. A vanished root gives an empty sample.
+ */
+export function sampleProcessActivity(root: number, now: number): ProcessActivitySample {
+  const tree = processTree(root);
+  const processes: ProcessCounters[] = [];
+  let readingTerminal = false;
+  for (const st of tree) {
+    const counters = readCounters(st);
+    if (counters) processes.push(counters);
+    if (!readingTerminal && st.state === 'S' && st.pgrp === st.tpgid && isReadingTerminal(st.pid)) readingTerminal = true;
+  }
+  return { at: now, processes, readingTerminal };
+}
+
+function readCounters(st: ProcStat): ProcessCounters | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${st.pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  // Fields after the comm's closing parenthesis: state is 0, utime 11, stime 12, cutime 13, cstime 14.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const n = (i: number): number => Number(f[i] ?? '0') || 0;
+  const cpuMs = (n(11) + n(12) + n(13) + n(14)) * MS_PER_TICK;
+  return { pid: st.pid, start: st.startTicks, cpuMs, ioBytes: readIoBytes(st.pid) };
+}
+
+/**
+ * rchar + wchar: every byte moved through read/write, sockets and pipes included (a download);
+ * read_bytes + write_bytes (storage only) when the first pair is missing. 0 when /proc/PID/io is
+ * not readable (another user's process without ptrace rights).
+ */
+function readIoBytes(pid: number): number {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/io`, 'latin1');
+  } catch {
+    return 0;
+  }
+  const fields = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) fields.set(line.slice(0, colon), Number(line.slice(colon + 1).trim()) || 0);
+  }
+  if (fields.has('rchar') || fields.has('wchar')) return (fields.get('rchar') ?? 0) + (fields.get('wchar') ?? 0);
+  return (fields.get('read_bytes') ?? 0) + (fields.get('write_bytes') ?? 0);
+}
+
+/**
+ * True when the process sits in `read` on a terminal (python's input(), `read -p`, cat): the
+ * program waits for a human, a fact no screen text can forge. /proc/PID/syscall needs ptrace
+ * rights; without them the answer is false (unknown), never a guess.
+ */
+function isReadingTerminal(pid: number): boolean {
+  const readNr = READ_SYSCALL[process.arch];
+  if (readNr === undefined) return false;
+  let syscall: string;
+  try {
+    syscall = readFileSync(`/proc/${pid}/syscall`, 'latin1');
+  } catch {
+    return false;
+  }
+  const [nr, fdHex] = syscall.trim().split(' ');
+  if (Number(nr) !== readNr || fdHex === undefined) return false;
+  const fd = Number.parseInt(fdHex, 16);
+  if (!Number.isInteger(fd) || fd < 0) return false;
+  try {
+    const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    return target.startsWith('/dev/pts/') || target.startsWith('/dev/tty');
+  } catch {
+    return false;
+  }
+}
