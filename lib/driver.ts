@@ -63,7 +63,8 @@ const DEFAULT_TMUX_TIMEOUT_MS = 5000;
 const silentLogger: Logger = { warn: () => undefined };
 
 /** Backend incident codes as journal incident kinds (the journal stores machine tokens only). */
-const INCIDENT_OF: Readonly<Record<string, 'malformed_stream' | 'resync_failed' | 'pane_in_mode' | 'control_lost'>> = {
+const INCIDENT_OF: Readonly<Record<string, 'malformed_stream' | 'resync_failed' | 'pane_in_mode' | 'control_lost' | 'evidence_overflow'>> = {
+  evidence_overflow: 'evidence_overflow',
   stray_line: 'malformed_stream',
   unknown_notification: 'malformed_stream',
   resync_failed: 'resync_failed',

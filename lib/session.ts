@@ -138,7 +138,16 @@ export class Session {
     this.createdAt = init.createdAt;
     this.clock = init.clock;
     this.mirror = new Mirror({ cols: init.cols, rows: init.rows, scrollback: init.scrollback });
-    this.transcriptRing = new Transcript(init.ringBytes, init.firstSeq ?? 1);
+    let overflowReported = false;
+    this.transcriptRing = new Transcript(init.ringBytes, init.firstSeq ?? 1, Date.now, () => {
+      // Loud, once per burst: unacknowledged evidence is being evicted (consumer too slow).
+      if (overflowReported) return;
+      overflowReported = true;
+      this.emitter.emit('incident', 'evidence_overflow', { ringBytes: init.ringBytes });
+      queueMicrotask(() => {
+        overflowReported = false;
+      });
+    });
     this.beforeInput = init.beforeInput ?? (() => undefined);
     this.lastOutputAt = this.lastChangeAt = init.clock.now();
     this.mirror.onChange(() => {
@@ -353,6 +362,14 @@ export class Session {
 
   transcript(opts: { after?: number; limit?: number } = {}): TranscriptEntry[] {
     return this.transcriptRing.read(opts);
+  }
+
+  /**
+   * Acknowledges the transcript up to `seq`. Once a consumer acknowledges, evicting evidence it has
+   * not acknowledged raises an `evidence_overflow` incident (journaled) instead of passing silently.
+   */
+  ack(seq: number): void {
+    this.transcriptRing.ack(seq);
   }
 
   attachCommand(opts: { readOnly?: boolean } = {}): string[] {

@@ -29,11 +29,31 @@ export class Transcript {
   private head = 0;
   private bytes = 0;
   private nextSeq: number;
+  /** Highest seq a consumer acknowledged; undefined while nobody consumes (plain ring). */
+  private acked: number | undefined;
   /** Entries evicted to stay under the bound. */
   evicted = 0;
+  /** Entries evicted before a consumer acknowledged them: evidence lost, reported, never silent. */
+  lostUnacked = 0;
 
-  constructor(private readonly maxBytes: number, firstSeq = 1, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly maxBytes: number,
+    firstSeq = 1,
+    private readonly now: () => number = Date.now,
+    /** Called when an entry a consumer has not acknowledged is evicted. */
+    private readonly onOverflow: (evicted: TranscriptEntry) => void = () => undefined,
+  ) {
     this.nextSeq = firstSeq;
+  }
+
+  /** A consumer has everything up to `seq`; from now on evicting newer entries is an overflow. */
+  ack(seq: number): void {
+    if (!Number.isInteger(seq) || seq < 0) return;
+    this.acked = Math.max(this.acked ?? 0, Math.min(seq, this.lastSeq));
+  }
+
+  get ackedSeq(): number | undefined {
+    return this.acked;
   }
 
   get lastSeq(): number {
@@ -46,7 +66,13 @@ export class Transcript {
     this.bytes += sizeOf(entry);
     while (this.bytes > this.maxBytes && this.head < this.entries.length - 1) {
       const old = this.entries[this.head];
-      if (old) this.bytes -= sizeOf(old);
+      if (old) {
+        this.bytes -= sizeOf(old);
+        if (this.acked !== undefined && old.seq > this.acked) {
+          this.lostUnacked += 1;
+          this.onOverflow(old);
+        }
+      }
       this.head += 1;
       this.evicted += 1;
     }
