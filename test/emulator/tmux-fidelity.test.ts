@@ -268,4 +268,41 @@ describe('mirror fidelity against tmux 3.3a', () => {
     await expectSameHistory(p, mirror);
     await expectFaithful(p, await live(p), 'live');
   });
+
+  it('a continuous rebuild keeps what no format reports: the SGR pen, charsets (DEC graphics) and the DECSC cursor', async () => {
+    const script = [
+      'import sys',
+      'w = sys.stdout.write',
+      // Line drawing both ways: G1 designated and shifted in, and G0 designated. tmux marks such
+      // cells with its charset attribute; capture -e writes SO/SI around them.
+      "w('\\x1b)0\\x1b[2;1Ha\\x0eqqx\\x0fb \\x1b(0lqk\\x1b(B c')",
+      // DECSC at row 4 column 6 with bold magenta, then the pen and G0 a program leaves set.
+      "w('\\x1b[4;6H\\x1b[1;35m\\x1b7\\x1b[0m\\x1b[1;1Hhead \\x1b[30;46m\\x1b(0')",
+      'sys.stdout.flush(); sys.stdin.readline()',
+      // Continues from that state, as a curses program does (it only emits what changed).
+      "w('\\x1b[1;7Hqq\\x0eq\\x0fs\\x1b8X'); sys.stdout.flush(); sys.stdin.readline()",
+    ].join('\n');
+    const p = await start(['python3', 's.py'], { cols: 30, rows: 6, files: { 's.py': script } });
+    await p.waitForText('head');
+    const stream = await live(p);
+    await expectFaithful(p, stream, 'live');
+    expect(stream.snapshot({ format: 'text' }).lines[1]).toBe('a──│b ┌─┐ c');
+    const before = await outputSettled(p);
+    const capture = await p.capture();
+    stream.rebuild({ ...capture, continuous: true });
+    const fresh = newMirror(p);
+    fresh.rebuild(capture);
+    await expectFaithful(p, stream, 'rebuilt');
+    await expectFaithful(p, fresh, 'rebuilt without the stream');
+    await p.keys('Enter');
+    await p.waitForText('X');
+    const after = (await outputSettled(p)).subarray(before.length);
+    stream.write(after);
+    await expectFaithful(p, stream, 'continued');
+    // The same continuation on a mirror rebuilt without the stream's state: default pen, ASCII G0.
+    fresh.write(after);
+    await fresh.whenParsed();
+    const { capture: grid, cursor } = await p.visible();
+    expect(compareWithCapture(fresh, grid, cursor).equal).toBe(false);
+  });
 });

@@ -15,6 +15,8 @@ interface Scenario {
   readonly name: string;
   /** Steps: text to submit, keys to press, or text to wait for. */
   readonly steps: ReadonlyArray<{ submit?: string; keys?: string[]; text?: string; until?: string | RegExp; idle?: number }>;
+  /** Text the program shows once it has redrawn for the new size. */
+  readonly afterResize?: string;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -63,6 +65,22 @@ const SCENARIOS: Scenario[] = [
     steps: [{ submit: 'whiptail --title Confirm --yesno "Delete all files?" 10 40', until: '<No>' }],
   },
   {
+    // Like curses, it emits SGR only when its pen changes: the redraw after SIGWINCH relies on the
+    // terminal still having the pen it set before the resize (tmux 3.3a cannot report it).
+    name: 'a program that redraws on SIGWINCH with the pen it left set',
+    steps: [
+      {
+        submit:
+          'python3 -c "import os, signal, sys, time; w = sys.stdout.write; ' +
+          "w('\\x1b[?1049h\\x1b[H\\x1b[30;46mpen-' + 'ready'); sys.stdout.flush(); " +
+          "signal.signal(signal.SIGWINCH, lambda *a: (w('\\x1b[2;3Hsize %d %d' % tuple(os.get_terminal_size())), sys.stdout.flush())); " +
+          '[time.sleep(1) for _ in iter(int, 1)]"',
+        until: 'pen-ready',
+      },
+    ],
+    afterResize: 'size 90 26',
+  },
+  {
     name: 'fzf selector',
     steps: [
       { submit: "printf 'alpha\\nbeta\\ngamma\\ndelta\\n' | fzf", until: '4/4' },
@@ -103,6 +121,7 @@ describe('mirror fidelity against real programs', () => {
         await run(s, sc);
         await expectExact(s, 'live');
         await s.resize(90, 26);
+        if (sc.afterResize !== undefined) expect((await s.wait({ forText: sc.afterResize, timeoutMs: 10_000 })).outcome, `${sc.name}: ${sc.afterResize}`).toBe('text');
         await s.wait({ forIdleMs: 400 });
         await expectExact(s, 'after resize');
         await s.resyncNow();
@@ -112,4 +131,22 @@ describe('mirror fidelity against real programs', () => {
       }
     });
   }
+
+  it('the pen a program leaves set carries across a requested resync and a resize (typed echo uses it)', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, cols: 100, rows: 30 });
+    try {
+      await run(s, { name: 'pen', steps: [{ submit: "printf '\\e[1;30;46m'", idle: 300 }] });
+      await expectExact(s, 'live');
+      await s.resyncNow();
+      await s.sendText('abc', { settle: 300 });
+      await expectExact(s, 'typed after a resync');
+      await s.resize(90, 26);
+      await s.wait({ forIdleMs: 400 });
+      await s.sendText('def', { settle: 300 });
+      await expectExact(s, 'typed after a resize');
+      expect(s.read().content).toContain('abcdef');
+    } finally {
+      await s.kill();
+    }
+  });
 });
