@@ -123,6 +123,8 @@ export class TmuxBackend implements DriveBackend {
   private pid: number | undefined;
   private repliesSeen = 0;
   private phase: StreamPhase = { kind: 'live' };
+  /** The capture in flight, if any (see serial()). */
+  private captures: Promise<unknown> = Promise.resolve();
   private paused = false;
   private inMode = false;
   private exited = false;
@@ -365,29 +367,46 @@ export class TmuxBackend implements DriveBackend {
    * SGR pen, charsets and saved cursor the program continues from, which tmux 3.3a cannot report
    * (`PaneCapture.continuous`). After a %pause tmux has discarded output, so nothing carries.
    */
-  private async resyncAfter(prefix: readonly string[], reason: string): Promise<void> {
+  private resyncAfter(prefix: readonly string[], reason: string): Promise<void> {
+    return this.serial(() => this.resyncNow(prefix, reason));
+  }
+
+  /** Captures run one at a time: a %pause during a resize waits for it, then consumes the pause. */
+  private serial<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.captures.then(run);
+    this.captures = next.catch(() => undefined);
+    return next;
+  }
+
+  private async resyncNow(prefix: readonly string[], reason: string): Promise<void> {
     const withContinue = this.paused;
     this.paused = false;
     const continuous = this.followed && !withContinue;
     const lines = [...prefix, ...this.captureCommands(withContinue)];
-    const capture = await this.bracketed(lines, prefix.length + 2, continuous ? 'pass' : 'drop', (replies) => {
-      const c: PaneCapture = { ...this.toCapture(replies.slice(prefix.length)), continuous };
-      this.listener.resync(c, reason);
-      return c;
-    });
+    let capture: PaneCapture;
+    try {
+      capture = await this.bracketed(lines, prefix.length + 2, continuous ? 'pass' : 'drop', (replies) => {
+        const c: PaneCapture = { ...this.toCapture(replies.slice(prefix.length)), continuous };
+        this.listener.resync(c, reason);
+        return c;
+      });
+    } catch (err) {
+      if (withContinue) this.paused = true; // the continue did not run: the next resync must send it
+      throw err;
+    }
     this.followed = true;
     if (capture.state.paneDead && !this.exited) void this.readExit();
   }
 
-  async compareGrid<T>(compare: (grid: VisibleGrid) => T | Promise<T>): Promise<T> {
+  compareGrid<T>(compare: (grid: VisibleGrid) => T | Promise<T>): Promise<T> {
     const lines = [`capture-pane -p -e -N -t ${this.pane}`, `display-message -p -t ${this.pane} '#{cursor_x}\t#{cursor_y}'`];
     // Output after the grid's reply is held until the comparison is done: both sides show one moment.
-    return this.bracketed(lines, 2, 'pass', (replies) => {
+    return this.serial(() => this.bracketed(lines, 2, 'pass', (replies) => {
       const [grid, cursor] = replies;
       if (!grid || !cursor) throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete grid batch');
       const [x, y] = replyText(cursor).split('\t').map(Number);
       return compare({ capture: joinLines(grid.lines), cursor: { x: x ?? 0, y: y ?? 0 } });
-    });
+    }));
   }
 
   private async leaveMode(): Promise<void> {
