@@ -90,6 +90,8 @@ export type SessionEvents = {
   incident: [code: string, detail: Record<string, unknown>];
   /** kill() or detach() finished. */
   closed: [how: 'killed' | 'detached'];
+  /** An operator attached or detached (the clients attached now). */
+  operators: [clients: readonly string[]];
 };
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 15_000;
@@ -192,7 +194,18 @@ export class Session {
     exit: (info) => this.onExit(info),
     lost: (reason) => this.onLost(reason),
     incident: (code, detail) => this.onIncident(code, detail),
+    operators: (clients) => {
+      this.operatorClients = clients;
+      this.transcriptRing.append('state', undefined, { operators: clients.length });
+      this.emitter.emit('operators', clients);
+    },
   };
+  private operatorClients: readonly string[] = [];
+
+  /** Operator terminals attached to the drive right now (tmux client names such as /dev/pts/3). */
+  get operators(): readonly string[] {
+    return this.operatorClients;
+  }
 
   // ---- backend events ----------------------------------------------------------------------------
 

@@ -15,8 +15,12 @@ import type { ProcessActivitySample, ProcessCounters } from '../../lib/perceive/
 const USER_HZ = 100;
 const MS_PER_TICK = 1000 / USER_HZ;
 
-/** The `read` syscall number, per architecture, as /proc/PID/syscall shows it. */
-const READ_SYSCALL: Readonly<Record<string, number>> = { x64: 0, arm64: 63, arm: 3, ia32: 3, riscv64: 63, ppc64: 3, s390x: 3 };
+/** Syscall numbers, per architecture, as /proc/PID/syscall shows them. */
+const SYSCALLS: Readonly<Record<string, { readonly read: number; readonly select: readonly number[] }>> = {
+  x64: { read: 0, select: [23, 270] }, // select, pselect6
+  arm64: { read: 63, select: [72] }, // pselect6 (arm64 has no select)
+  riscv64: { read: 63, select: [72] },
+};
 
 /**
  * Samples the tree rooted at `root` (the pane's pid). `now` is the caller's clock, kept in the
@@ -70,22 +74,29 @@ function readIoBytes(pid: number): number {
 }
 
 /**
- * True when the process sits in `read` on a terminal (python's input(), `read -p`, cat): the
- * program waits for a human, a fact no screen text can forge. /proc/PID/syscall needs ptrace
- * rights; without them the answer is false (unknown), never a guess.
+ * True when the process waits on its terminal: blocked in `read` on a tty (python's input(),
+ * `read -p`, cat), or in select/pselect6 watching only fd 0 when fd 0 is a tty (bash's readline
+ * at a prompt). The program waits for a human: a fact no screen text can forge.
+ * /proc/PID/syscall needs ptrace rights; without them the answer is false (unknown), never a guess.
  */
 function isReadingTerminal(pid: number): boolean {
-  const readNr = READ_SYSCALL[process.arch];
-  if (readNr === undefined) return false;
+  const nrs = SYSCALLS[process.arch];
+  if (nrs === undefined) return false;
   let syscall: string;
   try {
     syscall = readFileSync(`/proc/${pid}/syscall`, 'latin1');
   } catch {
     return false;
   }
-  const [nr, fdHex] = syscall.trim().split(' ');
-  if (Number(nr) !== readNr || fdHex === undefined) return false;
-  const fd = Number.parseInt(fdHex, 16);
+  const [nrText, arg0] = syscall.trim().split(' ');
+  const nr = Number(nrText);
+  if (arg0 === undefined || !Number.isInteger(nr)) return false;
+  const first = Number.parseInt(arg0, 16);
+  let fd: number;
+  if (nr === nrs.read) fd = first;
+  // select(nfds, …) with nfds = 1 watches fd 0 alone.
+  else if (nrs.select.includes(nr) && first === 1) fd = 0;
+  else return false;
   if (!Number.isInteger(fd) || fd < 0) return false;
   try {
     const target = readlinkSync(`/proc/${pid}/fd/${fd}`);

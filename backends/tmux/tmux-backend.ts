@@ -123,6 +123,7 @@ export class TmuxBackend implements DriveBackend {
   private pid: number | undefined;
   private repliesSeen = 0;
   private phase: StreamPhase = { kind: 'live' };
+  private readonly operatorClients = new Set<string>();
   /** The capture in flight, if any (see serial()). */
   private captures: Promise<unknown> = Promise.resolve();
   private paused = false;
@@ -204,6 +205,9 @@ export class TmuxBackend implements DriveBackend {
       // runs here) and a pane subscription never reported; a window subscription on pane_dead did,
       // 10 of 10. tmux checks subscriptions once a second, so an exit is seen within ~1 s at worst.
       await client.command(`refresh-client -B ${quote(`${DEAD_SUBSCRIPTION}:${info[4] ?? '@0'}:#{pane_dead}`)}`);
+      const clients = replyText(await client.command(`list-clients -F '#{client_control_mode} #{client_name}'`));
+      for (const line of clients.split('\n')) if (line.startsWith('0 ')) this.operatorClients.add(line.slice(2));
+      if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
       if (info[3] === '1') {
         // tmux 3.3a puts the pane into view-mode on a config error (no %config-error until 3.4).
         this.listener.incident('pane_in_mode_at_attach', { pane: this.pane });
@@ -242,6 +246,12 @@ export class TmuxBackend implements DriveBackend {
           void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
         } else if (event.name === 'subscription-changed' && event.subscription === DEAD_SUBSCRIPTION && event.value === '1') {
           void this.readExit();
+        } else if (event.name === 'client-session-changed' && !event.client.startsWith('client-')) {
+          // A terminal client (an operator's `tmux attach`); control clients are named client-PID.
+          this.operatorClients.add(event.client);
+          this.listener.operators([...this.operatorClients]);
+        } else if (event.name === 'client-detached' && this.operatorClients.delete(event.client)) {
+          this.listener.operators([...this.operatorClients]);
         } else if (event.name === 'pane-mode-changed' && event.pane === this.pane) {
           void this.refreshMode();
         }

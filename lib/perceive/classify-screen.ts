@@ -19,7 +19,7 @@
  * shows: a "(y/n)" printed in flowing output or away from the cursor is not a dialog.
  */
 import type { ExitInfo } from '../backend.js';
-import type { Busy, ProcessActivity } from './activity.js';
+import type { Busy, ProcessActivity, ProcessActivitySample } from './activity.js';
 import { detectDialog, type Dialog } from './dialog.js';
 import { findInputLine, type InputLine, type Suggestion } from './input-line.js';
 import { GENERIC_PROFILE, type Marker, type Profile } from './profile.js';
@@ -68,6 +68,11 @@ export interface ScreenSignals {
    * the current quiet period (`since` ≥ the last output), so a stale verdict is ignored.
    */
   readonly activity?: ProcessActivity | undefined;
+  /**
+   * The latest single sample (e.g. the one taken when output stopped): its `readingTerminal` is a
+   * fact of the moment, usable before a second sample exists. Ignored when older than the last output.
+   */
+  readonly sample?: ProcessActivitySample | undefined;
   /** No output and no progress for this long ⇒ stuck (config `worker.stuckMs`). Default 30 s. */
   readonly stuckMs?: number;
   /** Output newer than this means still producing. Default 100 ms. */
@@ -111,6 +116,8 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
   const quietSince = Math.max(signals.lastOutputAt, signals.lastChangeAt ?? signals.lastOutputAt);
   const quietFor = signals.now - quietSince;
   const activity = signals.activity && signals.activity.since >= quietSince - ACTIVITY_SLACK_MS ? signals.activity : undefined;
+  const sample = signals.sample && signals.sample.at >= quietSince - ACTIVITY_SLACK_MS ? signals.sample : undefined;
+  const readingTerminal = activity?.readingTerminal === true || sample?.readingTerminal === true;
   const input = findInputLine(grid, profile);
   const facts: Partial<ScreenVerdict> = {
     ...(activity ? { busy: activity.busy } : {}),
@@ -131,25 +138,28 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
   }
 
   if (input) {
-    const busyNotReading = activity && activity.busy !== 'idle' && !activity.readingTerminal;
-    if (input.via === 'prompt' && !grid.alternate && busyNotReading) return verdict('working', 'medium', activity.busy === 'cpu' ? 'busy_cpu' : 'busy_io', facts);
+    if (input.via === 'prompt' && !grid.alternate && activity && activity.busy !== 'idle' && !readingTerminal) {
+      return verdict('working', 'medium', activity.busy === 'cpu' ? 'busy_cpu' : 'busy_io', facts);
+    }
     if (input.via === 'composer') return verdict('awaiting-input', 'high', 'composer_ready', facts);
     return verdict('awaiting-input', grid.alternate ? 'medium' : 'high', 'cursor_parked', facts);
   }
 
   if (activity?.busy === 'cpu') return verdict('working', 'high', 'busy_cpu', facts);
   if (activity?.busy === 'io') return verdict('working', 'high', 'busy_io', facts);
-  if (activity?.readingTerminal) return verdict('awaiting-input', 'medium', 'tty_read', facts);
+  if (readingTerminal) return verdict('awaiting-input', 'medium', 'tty_read', facts);
   if (grid.alternate) return verdict('awaiting-input', 'medium', 'screen_settled', facts);
   if (activity && quietFor >= (signals.stuckMs ?? DEFAULT_STUCK_MS)) return verdict('stuck', 'high', 'no_progress', facts);
   return verdict('working', 'medium', 'cursor_not_parked', facts);
 }
 
-/** The first marker found in its region, skipping the input line (typed or ghost text is not a marker). */
+/** The first marker found in its region (`bottomRows` up from the last content row), skipping the input line (typed or ghost text is not a marker). */
 function firstMarker(grid: ScreenGrid, markers: readonly Marker[], input: InputLine | undefined): Marker | undefined {
+  const bottom = grid.lastContentRow();
   for (const marker of markers) {
-    const top = marker.bottomRows === undefined ? 0 : Math.max(0, grid.rows - marker.bottomRows);
-    for (let y = grid.rows - 1; y >= top; y--) {
+    // Counted up from the content's last row, as the composer is.
+    const top = marker.bottomRows === undefined ? 0 : Math.max(0, bottom - marker.bottomRows + 1);
+    for (let y = bottom; y >= top; y--) {
       if (y === input?.y) continue;
       if (boundedTest(marker.re, grid.text(y))) return marker;
     }

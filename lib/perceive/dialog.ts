@@ -170,7 +170,8 @@ function findCandidate(grid: ScreenGrid, profile: Profile, input: InputLine | un
   if (input && input.via === 'prompt') {
     for (const list of lists) {
       const c = listCandidate(grid, list, undefined);
-      if (input.y > c.bottom && input.y <= c.bottom + 2) return { ...c, bottom: input.y, structure: new Set([...c.structure, 'prompt']) };
+      const between = Array.from({ length: Math.max(0, input.y - c.bottom - 1) }, (_, k) => c.bottom + 1 + k);
+      if (input.y > c.bottom && input.y <= c.bottom + 2 && between.every((y) => grid.isBlank(y))) return { ...c, bottom: input.y, structure: new Set([...c.structure, 'prompt']) };
     }
   }
   if (input && input.via === 'prompt') {

@@ -48,19 +48,23 @@ export function findInputLine(grid: ScreenGrid, profile: Profile): InputLine | u
 function findComposer(grid: ScreenGrid, profile: Profile): InputLine | undefined {
   const composer = profile.composer;
   if (!composer) return undefined;
-  const top = Math.max(0, grid.rows - composer.bottomRows);
+  // Counted up from the content's last row: an Ink TUI on the main screen sits at the top of a
+  // screen it has not filled yet.
+  const bottom = grid.lastContentRow();
+  const top = Math.max(0, bottom - composer.bottomRows + 1);
   const matchAt = (y: number): number | undefined => {
-    const m = boundedExec(composer.prefix, grid.text(y));
+    // Untrimmed: an empty composer's prefix ends in the space the right-trim would drop.
+    const m = boundedExec(composer.prefix, grid.slice(y, 0, grid.cols));
     return m && m.index === 0 ? grid.columnAt(y, m[0].length) : undefined;
   };
   const { cursor } = grid;
   let y = -1;
   let inputX: number | undefined;
-  if (cursor.visible && cursor.y >= top && cursor.y < grid.rows) {
+  if (cursor.visible && cursor.y >= top && cursor.y <= Math.max(bottom, top)) {
     inputX = matchAt(cursor.y);
     if (inputX !== undefined) y = cursor.y;
   }
-  for (let row = grid.rows - 1; y < 0 && row >= top; row--) {
+  for (let row = bottom; y < 0 && row >= top; row--) {
     inputX = matchAt(row);
     if (inputX !== undefined) y = row;
   }
@@ -78,8 +82,12 @@ function findPrompt(grid: ScreenGrid, profile: Profile): InputLine | undefined {
   const x = Math.min(cursor.x, grid.cols);
   const left = grid.slice(y, 0, x);
   if (left.trim() === '') return undefined;
-  if (!boundedTest(profile.prompt, left.replace(/\s+$/, ' '))) return undefined;
-  return lineAt(grid, profile, y, x, 'prompt');
+  if (boundedTest(profile.prompt, left.replace(/\s+$/, ' '))) return lineAt(grid, profile, y, x, 'prompt');
+  // Text typed after a prompt: the row starts with one and the cursor is past it.
+  const m = boundedExec(profile.promptPrefix, grid.slice(y, 0, grid.cols));
+  if (!m || m.index !== 0) return undefined;
+  const inputX = grid.columnAt(y, m[0].length);
+  return inputX <= x ? lineAt(grid, profile, y, inputX, 'prompt') : undefined;
 }
 
 /** The last row with non-ghost ink. */

@@ -22,7 +22,7 @@ export type SoftNewline = 'bracketed-paste' | 'meta-enter';
 const id = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'use lowercase letters, digits, ".", "_" or "-" (at most 64)'));
 const flags = v.pipe(v.string(), v.regex(/^(?!.*(.).*\1)[imsu]{0,4}$/, 'flags may only be i, m, s, u, each once'));
 const pattern = v.pipe(v.string(), v.minLength(1));
-/** Rows counted up from the bottom of the screen; absent = the whole screen. */
+/** Rows counted up from the last row with content; absent = the whole screen. */
 const bottomRows = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000));
 
 const PatternSchema = v.union([pattern, v.strictObject({ pattern, flags: v.optional(flags) })]);
@@ -63,6 +63,8 @@ export const ProfileSchema = v.strictObject({
   commands: v.optional(v.array(v.string()), []),
   /** The text left of the cursor on a parked row that makes it a prompt (the generic rule). */
   prompt: v.optional(PatternSchema),
+  /** A row starting with this is a prompt even with text typed after it (`$ git st`). */
+  promptPrefix: v.optional(PatternSchema),
   /** The input line of a TUI composer: its prefix, searched in the bottom rows. */
   composer: v.optional(v.strictObject({ prefix: pattern, flags: v.optional(flags), bottomRows: v.optional(bottomRows, 12) })),
   /** Cells on the input line that are a suggestion (ghost text), never typed input. */
@@ -106,7 +108,7 @@ export interface CellRule {
 export interface Marker {
   readonly id: string;
   readonly re: RegExp;
-  /** Rows counted up from the bottom; undefined = the whole screen. */
+  /** Rows counted up from the last row with content; undefined = the whole screen. */
   readonly bottomRows: number | undefined;
 }
 
@@ -123,6 +125,7 @@ export interface Profile {
   readonly description: string;
   readonly commands: readonly string[];
   readonly prompt: RegExp;
+  readonly promptPrefix: RegExp;
   readonly composer: { readonly prefix: RegExp; readonly bottomRows: number } | undefined;
   readonly ghost: readonly CellRule[];
   readonly working: readonly Marker[];
@@ -138,7 +141,13 @@ export interface Profile {
  * The engine's prompt rule when a profile has none: the text left of the cursor ends with a
  * prompt character (`$ `, `# `, `> `, `>>> `, `: `, `? `, `] `, `) `, `❯ `, `… `) or `...`.
  */
-export const DEFAULT_PROMPT_SOURCE = '(?:[$#%>:?»❯›)\\]]|\\.\\.\\.) ?$';
+export const DEFAULT_PROMPT_SOURCE = '(?:[$#>:?»❯›)\\]]|\\.\\.\\.) ?$';
+/**
+ * The engine's rule for a prompt with typed text after it: the row starts with a shell prompt
+ * (`user@host:~/dir$ `, `# `), a Python or IPython prompt, or `❯ `. Narrower than the parked
+ * rule on purpose: `:` and `?` end too many progress lines to count mid-row.
+ */
+export const DEFAULT_PROMPT_PREFIX_SOURCE = '^(?:[\\w@.:~/()\\[\\]+-]{0,60}[$#]|>>>|\\.\\.\\.|❯|In \\[\\d{1,5}\\]:) ';
 
 /** The rules used when no profile is given: the generic structure, no program-specific markers. */
 export const GENERIC_PROFILE: Profile = compileOrThrow({ id: 'generic', description: 'the engine rules alone' });
@@ -255,12 +264,16 @@ export function compileProfile(data: unknown, name: string, issues: ConfigIssue[
     if (d.safe && !d.answer) issues.push({ path: `${name}: ${path}.safe`, message: 'a safe dialog needs an answer' });
     return { id: d.id, re: re(`${path}.pattern`, d.pattern, d.flags ?? ''), kind: d.kind, answer: d.answer, safe: d.safe };
   });
-  const promptSource = p.prompt === undefined ? { pattern: DEFAULT_PROMPT_SOURCE, flags: '' } : typeof p.prompt === 'string' ? { pattern: p.prompt, flags: '' } : { pattern: p.prompt.pattern, flags: p.prompt.flags ?? '' };
+  const spec = (given: (typeof p)['prompt'], fallback: string): { pattern: string; flags: string } =>
+    given === undefined ? { pattern: fallback, flags: '' } : typeof given === 'string' ? { pattern: given, flags: '' } : { pattern: given.pattern, flags: given.flags ?? '' };
+  const promptSource = spec(p.prompt, DEFAULT_PROMPT_SOURCE);
+  const prefixSource = spec(p.promptPrefix, DEFAULT_PROMPT_PREFIX_SOURCE);
   const profile: Profile = {
     id: p.id,
     description: p.description,
     commands: p.commands,
     prompt: re('prompt', promptSource.pattern, promptSource.flags),
+    promptPrefix: re('promptPrefix', prefixSource.pattern, prefixSource.flags),
     composer: p.composer ? { prefix: re('composer.prefix', p.composer.prefix, p.composer.flags ?? ''), bottomRows: p.composer.bottomRows } : undefined,
     ghost: p.ghost,
     working: markers('working', p.working),

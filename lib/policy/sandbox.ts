@@ -3,36 +3,76 @@
  * the jail and the pane's argv *is* this command line, so the jail's lifetime is tied to the tmux
  * server (`--die-with-parent` names the server, never the host) and killing the pane ends the
  * program's whole tree through the pid namespace. The data dir is masked in every jail.
+ *
+ * Mount order matters (bwrap applies them in order, later ones on top): the root, then what each
+ * scope hides, then what it exposes, then the data-dir mask, which must come after every exposed
+ * path so that no listed path can bring the journal or the drive sockets back, and last the
+ * workspace, the one part of the data dir a drive sees.
+ *
+ * docs/security.md has the table of scopes and arguments.
  */
 import type { Scope } from './config-schema.js';
 
 export interface SandboxInput {
   readonly bwrapPath: string;
+  /** Its `paths` and `credentialPaths` absolute and canonical (launch.ts checks them). */
   readonly scope: Scope;
   /** Absolute, canonical. Everything below it is hidden from the program (journal, sockets, config). */
   readonly dataDir: string;
   /** The session's writable working directory (inside dataDir/workspace). */
   readonly workspace: string;
-  /** HOME for scope `home`. */
+  /**
+   * The host user's home, canonical: bound writable for scope `home`, hidden for `workspace` and
+   * `listed-paths`. Empty when there is none to hide (launch.ts rejects scope `home` then).
+   */
   readonly userHome: string;
   readonly cwd: string;
   /** The canonical binary and its arguments. */
   readonly argv: readonly string[];
+  /** Directories inside the workspace the program may read but not change (other sessions' projects). */
+  readonly readOnly?: readonly string[];
+}
+
+/** Variables tmux sets in every pane; they name the drive's socket, which the jail hides anyway. */
+const PANE_VARIABLES = ['TMUX', 'TMUX_PANE'] as const;
+
+/** True when `path` is `dir` or below it (both absolute and canonical). */
+export function isWithin(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
 }
 
 export function sandboxArgv(input: SandboxInput): string[] {
   const { scope } = input;
+  const [binary] = input.argv;
   const a: string[] = [input.bwrapPath];
   if (scope.filesystem === 'full') a.push('--bind', '/', '/');
   else a.push('--ro-bind', '/', '/');
   a.push('--dev', '/dev', '--proc', '/proc');
   if (scope.filesystem !== 'full') a.push('--tmpfs', '/tmp');
-  if (scope.filesystem === 'home') a.push('--bind', input.userHome, input.userHome);
-  // Mask the data dir, then re-expose only this session's workspace.
-  a.push('--tmpfs', input.dataDir, '--bind', input.workspace, input.workspace);
+  // With no network, host services' unix sockets (/run/docker.sock, the D-Bus system bus, …) are
+  // hidden too: a network namespace does not cover filesystem sockets, and connect(2) works
+  // through a read-only mount.
+  if (scope.network === 'none') a.push('--tmpfs', '/run');
+  const home = input.userHome;
+  if (scope.filesystem === 'home') {
+    a.push('--bind', home, home);
+  } else if (scope.filesystem !== 'full' && home !== '' && home !== '/') {
+    // The user's files (keys, tokens, shell history) are not part of a workspace scope: hidden,
+    // except the program itself when it is installed there (~/.local/bin/…).
+    a.push('--tmpfs', home);
+    if (binary !== undefined && isWithin(binary, home)) a.push('--ro-bind', binary, binary);
+  }
   if (scope.filesystem === 'listed-paths') for (const p of scope.paths) a.push('--bind', p, p);
   for (const p of scope.credentialPaths) a.push('--ro-bind', p, p);
-  a.push('--unshare-all');
+  // Mask the data dir, then re-expose only this session's workspace.
+  a.push('--tmpfs', input.dataDir, '--bind', input.workspace, input.workspace);
+  for (const p of input.readOnly ?? []) a.push('--ro-bind', p, p);
+  for (const name of PANE_VARIABLES) a.push('--unsetenv', name);
+  // --cap-drop ALL: bwrap run by root keeps every capability inside its user namespace (where uid
+  // 0 maps to host root), enough to unmount the data-dir mask or remount / writable. Dropped, the
+  // program cannot change its mounts at all; a nested user namespace it may create cannot unlock
+  // the mounts it inherited.
+  a.push('--unshare-all', '--cap-drop', 'ALL');
   if (scope.network === 'full') a.push('--share-net');
   // --die-with-parent: the parent is the tmux server (the pane's spawner), not the host, so a
   // durable drive outlives the host but never the server. No --new-session: it would take the
