@@ -14,7 +14,7 @@ import { CURATED_PATH } from './policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
-import { TmuxBackend, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
+import { TmuxBackend, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
 import { Journal, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
 
 export interface DriverOptions {
@@ -59,6 +59,8 @@ export interface SessionInfo {
 const CREATE_KEYS: ReadonlySet<string> = new Set(['allowId', 'args', 'project', 'cwd', 'env', 'name', 'cols', 'rows', 'objective']);
 const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 const DEFAULT_TMUX_TIMEOUT_MS = 5000;
+/** Drives re-attached at once by Driver.open (2 cores here; each attach is mostly waiting on tmux). */
+const RECONCILE_CONCURRENCY = 8;
 
 const silentLogger: Logger = { warn: () => undefined };
 
@@ -115,36 +117,47 @@ export class Driver {
    * one is reported `failed` with its journal kept. Nothing is ever relaunched.
    */
   private async reconcile(): Promise<void> {
-    for (const rec of this.journal.listSessions({ states: NON_TERMINAL_STATES })) {
-      let token: number;
-      try {
-        token = this.journal.acquireLease(rec.id, currentHolder()).token;
-      } catch (err) {
-        if (err instanceof LeaseError && err.code === 'LEASE_HELD') continue; // another live host drives it
-        throw err;
-      }
-      this.leases.set(rec.id, token);
-      const session = this.newSession(rec.id, rec.allowId, this.loaded.config.defaults.cols, this.loaded.config.defaults.rows, rec.createdAt, this.journal.lastSeq(rec.id) + 1);
-      this.sessions.set(rec.id, session);
-      const alive = rec.backend === 'tmux' && this.tmuxPath !== undefined && (await socketAnswers(rec.socketPath, this.tmuxTimeoutMs));
-      if (!alive) {
-        const reason = rec.backend === 'tmux' ? 'server_gone' : 'host_restarted';
-        this.journal.markFailed(rec.id, reason);
-        this.journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
-        session.markFailed(reason);
-        continue;
-      }
-      try {
-        const backend = await TmuxBackend.attach(this.tmuxTarget(rec.id, Driver.clientEnv()), session.listener);
-        session.bind(backend);
-        session.markGap('reattach');
-        this.journal.updateSession(rec.id, { state: 'live' });
-        this.journal.appendEvent(rec.id, 'reattach', {});
-      } catch (err) {
-        this.journal.markFailed(rec.id, 'reattach_failed');
-        this.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
-        session.markFailed('reattach_failed');
-      }
+    const records = this.journal.listSessions({ states: NON_TERMINAL_STATES });
+    // A few at a time: each re-attach is a subprocess plus a capture; tmux servers are independent.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let rec = records[next++]; rec; rec = records[next++]) await this.reconcileOne(rec);
+    };
+    await Promise.all(Array.from({ length: Math.min(RECONCILE_CONCURRENCY, records.length) }, worker));
+  }
+
+  private async reconcileOne(rec: SessionRecord): Promise<void> {
+    let token: number;
+    try {
+      token = this.journal.acquireLease(rec.id, currentHolder()).token;
+    } catch (err) {
+      if (err instanceof LeaseError && err.code === 'LEASE_HELD') return; // another live host drives it
+      throw err;
+    }
+    this.leases.set(rec.id, token);
+    const session = this.newSession(rec.id, rec.allowId, this.loaded.config.defaults.cols, this.loaded.config.defaults.rows, rec.createdAt, this.journal.lastSeq(rec.id) + 1);
+    this.sessions.set(rec.id, session);
+    const alive = rec.backend === 'tmux' && this.tmuxPath !== undefined && (await socketAnswers(rec.socketPath, this.tmuxTimeoutMs));
+    if (!alive) {
+      // A host killed inside create() can leave a tmux still starting (its socket not yet bound):
+      // that launch never completed, so it is ended, never adopted and never relaunched.
+      const interrupted = rec.backend === 'tmux' && endUnfinishedLaunch(rec.socketPath, rec.id);
+      const reason = rec.backend !== 'tmux' ? 'host_restarted' : interrupted ? 'launch_interrupted' : 'server_gone';
+      this.journal.markFailed(rec.id, reason);
+      this.journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
+      session.markFailed(reason);
+      return;
+    }
+    try {
+      const backend = await TmuxBackend.attach(this.tmuxTarget(rec.id, Driver.clientEnv()), session.listener);
+      session.bind(backend);
+      session.markGap('reattach');
+      this.journal.updateSession(rec.id, { state: 'live' });
+      this.journal.appendEvent(rec.id, 'reattach', {});
+    } catch (err) {
+      this.journal.markFailed(rec.id, 'reattach_failed');
+      this.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
+      session.markFailed('reattach_failed');
     }
   }
 
@@ -230,7 +243,8 @@ export class Driver {
     }
     const name = opts.name ?? `td-${randomBytes(5).toString('hex')}`;
     if (!SESSION_NAME.test(name)) throw new UsageError('BAD_ARGUMENT', `name "${name}" must be 1-48 letters, digits, "_" or "-", starting with a letter or digit`);
-    if (this.sessions.has(name)) throw new SessionError('NAME_IN_USE', `a session named "${name}" is already open in this driver`, { name });
+    const previous = this.sessions.get(name);
+    if (previous && previous.lifecycle === 'live') throw new SessionError('NAME_IN_USE', `a session named "${name}" is already open in this driver`, { name });
     const live = [...this.sessions.values()].filter((s) => s.lifecycle === 'live').length;
     if (live >= config.worker.maxSessions) {
       throw new PolicyError('LIMIT_REACHED', `worker.maxSessions (${config.worker.maxSessions}) sessions are live: kill one first`, { cap: 'worker.maxSessions' });
@@ -270,7 +284,7 @@ export class Driver {
       this.leases.delete(name);
       throw err;
     }
-    this.sessions.set(name, session);
+    this.sessions.set(name, session); // replaces an ended session of the same name
     return session;
   }
 

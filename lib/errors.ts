@@ -39,7 +39,12 @@ export type ErrorCode =
   | 'JOURNAL_BAD_VALUE'
   | 'MIGRATIONS_INVALID'
   | 'LEASE_HELD'
-  | 'LEASE_LOST';
+  | 'LEASE_LOST'
+  // backends
+  /** The session's backend cannot do this (spawn: no snapshot, no fidelity check, no operator attach). */
+  | 'UNSUPPORTED'
+  /** node-pty could not start the program's pty (fork or pty allocation failed). */
+  | 'SPAWN_FAILED';
 
 export class TmuxDriveError extends Error {
   readonly code: ErrorCode;

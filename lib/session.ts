@@ -495,8 +495,9 @@ export class Session {
       };
       const check = (): void => {
         if (done) return;
-        if (this.phase !== 'live') return finish('exit');
+        // Text first: a program that prints what we wait for and exits at once did print it.
         if (textFound()) return finish('text');
+        if (this.phase !== 'live') return finish('exit');
       };
       // Idle: one timer, re-armed only when it fires early (no churn per output chunk).
       const armIdle = (ms: number): void => {

@@ -49,6 +49,8 @@ export function serverConf(input: ServerConfInput): string {
     'set -g automatic-rename off',
     'set -g allow-rename off',
     'set -s default-terminal tmux-256color',
+    // A program must not reach tmux's paste buffers or an operator's clipboard through OSC 52.
+    'set -s set-clipboard off',
     `set -g default-size ${input.cols}x${input.rows}`,
     // A hook's `display-message -p` reaches control clients as a bare line (tmux 3.3a has no
     // pane-died notification); the backend confirms it with a pane_dead query.

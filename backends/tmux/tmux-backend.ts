@@ -4,9 +4,9 @@
  * pane output exactly, so the mirror is rebuilt without a gap or an overlap.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import type { BackendListener, DriveBackend, ExitInfo, SignalName, VisibleGrid } from '../../lib/backend.js';
@@ -94,6 +94,31 @@ export function socketAnswers(path: string, timeoutMs: number): Promise<boolean>
     sock.once('connect', () => done(true));
     sock.once('error', () => done(false));
   });
+}
+
+/**
+ * Ends what a launch interrupted by a host crash left behind: tmux processes naming the socket
+ * (the `start-server` client and the server it forked, still starting), their trees, the socket and
+ * the generated config. Returns true when there was something to end.
+ */
+export function endUnfinishedLaunch(socket: string, name: string): boolean {
+  const owners: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+      if (argv.includes(socket) && argv.includes('start-server')) owners.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  const pids = owners.flatMap((pid) => processTree(pid).map((p) => p.pid));
+  signalAll(pids, 'SIGKILL');
+  rmSync(socket, { force: true });
+  const dir = dirname(socket);
+  for (const f of readdirSync(dir)) if (f.startsWith(`.${name}.`) && f.endsWith('.conf')) rmSync(join(dir, f), { force: true });
+  return pids.length > 0;
 }
 
 function replyText(reply: Reply): string {

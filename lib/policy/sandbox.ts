@@ -45,23 +45,25 @@ export function sandboxArgv(input: SandboxInput): string[] {
   const { scope } = input;
   const [binary] = input.argv;
   const a: string[] = [input.bwrapPath];
+  const hidden: string[] = [];
+  const hide = (dir: string): void => {
+    a.push('--tmpfs', dir);
+    hidden.push(dir);
+  };
   if (scope.filesystem === 'full') a.push('--bind', '/', '/');
   else a.push('--ro-bind', '/', '/');
   a.push('--dev', '/dev', '--proc', '/proc');
-  if (scope.filesystem !== 'full') a.push('--tmpfs', '/tmp');
+  if (scope.filesystem !== 'full') hide('/tmp');
   // With no network, host services' unix sockets (/run/docker.sock, the D-Bus system bus, …) are
   // hidden too: a network namespace does not cover filesystem sockets, and connect(2) works
   // through a read-only mount.
-  if (scope.network === 'none') a.push('--tmpfs', '/run');
+  if (scope.network === 'none') hide('/run');
   const home = input.userHome;
-  if (scope.filesystem === 'home') {
-    a.push('--bind', home, home);
-  } else if (scope.filesystem !== 'full' && home !== '' && home !== '/') {
-    // The user's files (keys, tokens, shell history) are not part of a workspace scope: hidden,
-    // except the program itself when it is installed there (~/.local/bin/…).
-    a.push('--tmpfs', home);
-    if (binary !== undefined && isWithin(binary, home)) a.push('--ro-bind', binary, binary);
-  }
+  if (scope.filesystem === 'home') a.push('--bind', home, home);
+  // The user's files (keys, tokens, shell history) are not part of a workspace scope.
+  else if (scope.filesystem !== 'full' && home !== '' && home !== '/') hide(home);
+  // The program itself stays visible (read-only) when it is installed in a hidden place (~/.local/bin/…).
+  if (binary !== undefined && hidden.some((dir) => isWithin(binary, dir))) a.push('--ro-bind', binary, binary);
   if (scope.filesystem === 'listed-paths') for (const p of scope.paths) a.push('--bind', p, p);
   for (const p of scope.credentialPaths) a.push('--ro-bind', p, p);
   // Mask the data dir, then re-expose only this session's workspace.
