@@ -15,6 +15,8 @@ import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
 import { TmuxBackend, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
+import { AuditLog } from '../journal/audit-log.js';
+import { redactSecrets } from './policy/redact.js';
 import { Journal, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
 
 export interface DriverOptions {
@@ -80,6 +82,8 @@ export class Driver {
   private readonly leases = new Map<string, number>();
   private closed = false;
 
+  private audit: AuditLog | undefined;
+
   private constructor(
     private readonly journal: Journal,
     private readonly loaded: LoadedConfig,
@@ -102,6 +106,7 @@ export class Driver {
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('BAD_ARGUMENT', 'tmuxTimeoutMs must be a positive number');
     const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
+    if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
     try {
       await driver.reconcile();
     } catch (err) {
@@ -179,6 +184,12 @@ export class Driver {
       clock: this.clock,
       createdAt,
       firstSeq,
+      redact: config.redactSecrets,
+      limits: config.allow.find((e) => e.id === allowId)?.limits ?? {},
+      onAction: (kind, payload, tags) => {
+        const text = config.redactSecrets ? redactSecrets(payload).text : payload;
+        this.audit?.record({ sessionId: id, kind, payload: text, tags });
+      },
       beforeInput: () => {
         const token = this.leases.get(id);
         if (token === undefined) throw new SessionError('SESSION_CLOSED', `this process does not hold drive ${id}`, { id });
@@ -201,7 +212,10 @@ export class Driver {
       if (kind) j.recordIncident(id, kind, { code });
     });
     session.on('closed', (how) => {
-      if (how === 'killed') {
+      if (how === 'killed' && session.lifecycle === 'failed') {
+        j.markFailed(id, (session.lostBecause ?? 'evicted').toLowerCase().replace(/[^a-z0-9_.:-]/g, '_'));
+        j.appendEvent(id, 'evicted', {});
+      } else if (how === 'killed') {
         j.updateSession(id, { state: 'exited', interactions: session.interactionCount });
         j.appendEvent(id, 'killed', {});
       } else {
@@ -254,6 +268,10 @@ export class Driver {
       throw new SessionError('NAME_IN_USE', `a drive named "${name}" is still ${existing.state} (held by another host or detached); pick another name`, { name });
     }
     const plan = planLaunch({ config, dataDir: this.loaded.dataDir, bwrapPath: this.bwrapPath }, opts);
+    const entryCap = plan.entry.limits.maxSessions;
+    if (entryCap !== undefined && [...this.sessions.values()].filter((s) => s.lifecycle === 'live' && s.allowId === plan.entry.id).length >= entryCap) {
+      throw new PolicyError('LIMIT_REACHED', `allow entry "${plan.entry.id}" allows ${entryCap} live session(s) (limits.maxSessions): kill one first`, { cap: 'limits.maxSessions' });
+    }
     const target = this.tmuxTarget(name, plan.env);
     const token = this.journal.acquireLease(name, currentHolder()).token;
     this.leases.set(name, token);
@@ -285,6 +303,14 @@ export class Driver {
       throw err;
     }
     this.sessions.set(name, session); // replaces an ended session of the same name
+    const redactedArgv = [plan.binary, ...(opts.args ?? [])].map((a) => (config.redactSecrets ? redactSecrets(a).text : a));
+    this.audit?.record({ sessionId: name, kind: 'create', payload: JSON.stringify(redactedArgv), tags: { allowId: plan.entry.id, sandboxed: plan.sandboxed } });
+    const wall = plan.entry.limits.wallClockMs;
+    if (wall !== undefined) {
+      // One timer per capped drive, armed once at creation: it evicts, it never polls.
+      const timer = this.clock.after(wall, () => void session.evict('limits.wallClockMs').catch(() => undefined));
+      session.on('closed', () => timer.cancel());
+    }
     return session;
   }
 
@@ -318,6 +344,7 @@ export class Driver {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.sessions.values()].map((s) => s.detach().catch(() => undefined)));
+    this.audit?.close();
     this.journal.close(); // releases this process's leases: the next host takes the drives over
   }
 

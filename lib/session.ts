@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { Clock, Disposable } from './clock.js';
 import type { BackendListener, DriveBackend, ExitInfo, SignalName } from './backend.js';
-import { ClosedError, SessionError, TmuxDriveError, UsageError } from './errors.js';
+import { ClosedError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
 import { Mirror } from './emulator/mirror.js';
 import type { PaneCapture } from './emulator/rebuild.js';
 import { rebuildMirror } from './emulator/rebuild.js';
@@ -15,6 +15,7 @@ import { Transcript, type TranscriptEntry } from './transcript.js';
 import { AnsiStripper } from './perceive/ansi-text.js';
 import { newRows, toMatcher, typedNeedles, withoutEcho, type TextPattern } from './perceive/text-match.js';
 import { classify, type SessionStatus } from './perceive/status.js';
+import { redactSecrets } from './policy/redact.js';
 
 export type ReadFormat = 'text' | 'ansi' | 'html';
 
@@ -80,7 +81,15 @@ export interface SessionInit {
   readonly beforeInput?: () => void;
   /** First transcript seq (continues a re-attached drive's numbering). */
   readonly firstSeq?: number;
+  /** Redact secrets from reads and the transcript (config `redactSecrets`, default true). */
+  readonly redact?: boolean;
+  /** Every action that reaches the program, for the audit log (payload not yet redacted). */
+  readonly onAction?: (kind: SessionAction, payload: string, tags: Readonly<Record<string, string | number | boolean>>) => void;
+  /** Caps from the allow entry; a breach refuses the request with LIMIT_REACHED naming the cap. */
+  readonly limits?: { readonly maxInteractions?: number; readonly maxRequestsPerSession?: number };
 }
+
+export type SessionAction = 'sendText' | 'sendKeys' | 'signal' | 'resize' | 'kill';
 
 export type SessionEvents = {
   output: [data: Uint8Array, seq: number];
@@ -133,6 +142,10 @@ export class Session {
   private readonly textListeners = new Set<(text: string) => void>();
   private readonly activityListeners = new Set<() => void>();
   private readonly beforeInput: () => void;
+  private readonly redact: boolean;
+  private readonly onAction: NonNullable<SessionInit['onAction']>;
+  private readonly limits: NonNullable<SessionInit['limits']>;
+  private requests = 0;
 
   constructor(init: SessionInit) {
     this.id = init.id;
@@ -151,6 +164,9 @@ export class Session {
       });
     });
     this.beforeInput = init.beforeInput ?? (() => undefined);
+    this.redact = init.redact ?? true;
+    this.onAction = init.onAction ?? (() => undefined);
+    this.limits = init.limits ?? {};
     this.lastOutputAt = this.lastChangeAt = init.clock.now();
     this.mirror.onChange(() => {
       this.lastChangeAt = this.clock.now();
@@ -174,6 +190,7 @@ export class Session {
 
   /** live | exited | failed, as driver.list() reports it. */
   get lifecycle(): 'live' | 'exited' | 'failed' {
+    if (this.evictedBecause !== undefined) return 'failed';
     if (this.phase === 'exited' || this.phase === 'killed') return 'exited';
     if (this.phase === 'lost') return 'failed';
     return 'live';
@@ -184,7 +201,18 @@ export class Session {
   }
 
   get lostBecause(): string | undefined {
-    return this.lostReason;
+    return this.lostReason ?? this.evictedBecause;
+  }
+
+  private evictedBecause: string | undefined;
+
+  /** Ends the drive because a cap fired; list() reports it failed with `evicted:<cap>`. @internal */
+  async evict(cap: string): Promise<void> {
+    if (this.phase === 'killed' || this.phase === 'lost') return;
+    this.evictedBecause = `evicted:${cap}`;
+    this.transcriptRing.append('incident', undefined, { code: 'evicted', cap });
+    this.emitter.emit('incident', 'evicted', { cap });
+    await this.kill();
   }
 
   /** What the backend reports into; not for callers (it would let them forge output). @internal */
@@ -276,20 +304,22 @@ export class Session {
   }
 
   read(opts: ReadOptions = {}): ReadResult {
+    this.countRequest();
     const format = opts.format ?? 'text';
     if (format !== 'text' && format !== 'ansi' && format !== 'html') throw new UsageError('BAD_ARGUMENT', `read format "${String(format)}" is not one of text, ansi, html`);
     const scrollback = opts.scrollback ?? 0;
     if (scrollback !== 'all' && (!Number.isInteger(scrollback) || scrollback < 0)) throw new UsageError('BAD_ARGUMENT', 'scrollback must be a non-negative integer or "all"');
     const snap = this.mirror.snapshot({ format, scrollback });
+    const { text: content, count: redactions } = this.redact ? redactSecrets(snap.content) : { text: snap.content, count: 0 };
     return {
-      content: snap.content,
+      content,
       format,
       cols: snap.cols,
       rows: snap.rows,
       cursor: snap.cursor,
       alternate: snap.alternate,
       seq: this.transcriptRing.lastSeq,
-      redactions: 0,
+      redactions,
       untrusted: true,
     };
   }
@@ -301,7 +331,7 @@ export class Session {
 
   async sendText(text: string, opts: SendTextOptions = {}): Promise<void> {
     if (typeof text !== 'string') throw new UsageError('BAD_ARGUMENT', 'sendText takes a string');
-    const backend = this.inputBackend();
+    const backend = this.inputBackend(true);
     const paste = opts.paste ?? 'auto';
     if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
     const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > 4096));
@@ -309,12 +339,14 @@ export class Session {
     this.remember(text);
     this.interactions += 1;
     this.transcriptRing.append('input', text, { paste: usePaste });
+    this.onAction('sendText', text, { paste: usePaste, submit: opts.submit ?? false });
     const shown = opts.submit && text.length > 0 ? this.waitFor({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS, echoAllowed: true }) : undefined;
     if (text.length > 0) await backend.sendText(text, { paste: usePaste });
     if (shown) await shown;
     if (opts.submit) {
       this.markInput();
       this.transcriptRing.append('keys', undefined, { keys: 'Enter' });
+      this.onAction('sendKeys', 'Enter', { submit: true });
       await backend.sendKeys(['Enter']);
     }
     if (opts.settle && opts.settle > 0) await this.wait({ forIdleMs: opts.settle });
@@ -323,10 +355,11 @@ export class Session {
   async sendKeys(keys: string | readonly string[]): Promise<void> {
     const list = typeof keys === 'string' ? [keys] : [...keys];
     if (list.length === 0 || list.length > KEY_LIMIT) throw new UsageError('BAD_ARGUMENT', `sendKeys takes 1 to ${KEY_LIMIT} key names`);
-    const backend = this.inputBackend();
+    const backend = this.inputBackend(true);
     this.markInput();
     this.interactions += 1;
     this.transcriptRing.append('keys', undefined, { keys: list.join(' ') });
+    this.onAction('sendKeys', list.join(' '), { count: list.length });
     await backend.sendKeys(list);
   }
 
@@ -334,20 +367,24 @@ export class Session {
     for (const [label, n] of [['cols', cols], ['rows', rows]] as const) {
       if (!Number.isInteger(n) || n < 2 || n > MAX_DIMENSION) throw new UsageError('BAD_SIZE', `${label} must be an integer from 2 to ${MAX_DIMENSION} (got ${String(n)})`);
     }
-    const backend = this.inputBackend();
+    const backend = this.inputBackend(false);
     this.transcriptRing.append('resize', undefined, { cols, rows });
+    this.onAction('resize', `${cols}x${rows}`, { cols, rows });
     await backend.resize(cols, rows);
   }
 
   async signal(name: SignalName): Promise<void> {
     if (!['interrupt', 'terminate', 'kill', 'hangup'].includes(name)) throw new UsageError('BAD_ARGUMENT', `signal must be interrupt, terminate, kill or hangup (got "${String(name)}")`);
-    await this.inputBackend().signal(name);
+    const backend = this.inputBackend(false);
+    this.onAction('signal', name, {});
+    await backend.signal(name);
   }
 
   /** Ends the program, its process tree and its server; verified. Idempotent. */
   async kill(): Promise<void> {
     if (this.phase === 'killed') return;
     if (this.phase !== 'lost') this.beforeInput();
+    this.onAction('kill', '', {});
     const backend = this.backend;
     this.phase = 'killed';
     for (const l of this.activityListeners) l();
@@ -373,8 +410,19 @@ export class Session {
     }
   }
 
+  /**
+   * The evidence, in order. With redaction on (the default), output comes back as redacted text
+   * (decoded across entries) and typed input redacted too; with it off, output is the raw bytes.
+   */
   transcript(opts: { after?: number; limit?: number } = {}): TranscriptEntry[] {
-    return this.transcriptRing.read(opts);
+    const entries = this.transcriptRing.read(opts);
+    if (!this.redact) return entries;
+    const decoder = new TextDecoder('utf-8');
+    return entries.map((e) => {
+      if (e.data === undefined) return e;
+      const text = typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true });
+      return { ...e, data: redactSecrets(text).text };
+    });
   }
 
   /**
@@ -416,16 +464,30 @@ export class Session {
   }
 
   async wait(opts: WaitOptions = {}): Promise<WaitResult> {
+    this.countRequest();
     return this.waitFor({ ...opts, echoAllowed: false });
   }
 
   // ---- internals -----------------------------------------------------------------------------
 
-  /** The backend, for sending input: also checks that this process still holds the drive. */
-  private inputBackend(): DriveBackend {
+  /** The backend, for sending input: also checks that this process still holds the drive and the caps. */
+  private inputBackend(interaction: boolean): DriveBackend {
+    this.countRequest();
     const backend = this.activeBackend();
     this.beforeInput();
+    const cap = this.limits.maxInteractions;
+    if (interaction && cap !== undefined && this.interactions >= cap) {
+      throw new PolicyError('LIMIT_REACHED', `limits.maxInteractions (${cap}) reached for session ${this.id}: no more input is accepted`, { cap: 'limits.maxInteractions', id: this.id });
+    }
     return backend;
+  }
+
+  private countRequest(): void {
+    this.requests += 1;
+    const cap = this.limits.maxRequestsPerSession;
+    if (cap !== undefined && this.requests > cap) {
+      throw new PolicyError('LIMIT_REACHED', `limits.maxRequestsPerSession (${cap}) reached for session ${this.id}`, { cap: 'limits.maxRequestsPerSession', id: this.id });
+    }
   }
 
   private activeBackend(): DriveBackend {
