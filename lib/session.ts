@@ -452,7 +452,7 @@ export class Session {
 
   /** Compares the mirror with tmux's own grid, cell by cell (tmux backend). */
   async fidelity(): Promise<FidelityReport> {
-    return this.activeBackend().compareGrid(async (grid) => {
+    return this.connectedBackend().compareGrid(async (grid) => {
       await this.mirror.whenParsed();
       return compareWithCapture(this.mirror, grid.capture, grid.cursor);
     });
@@ -460,7 +460,7 @@ export class Session {
 
   /** Re-reads the screen from tmux and rebuilds the mirror. */
   async resyncNow(): Promise<void> {
-    await this.activeBackend().resync('requested');
+    await this.connectedBackend().resync('requested');
   }
 
   async wait(opts: WaitOptions = {}): Promise<WaitResult> {
@@ -488,6 +488,12 @@ export class Session {
     if (cap !== undefined && this.requests > cap) {
       throw new PolicyError('LIMIT_REACHED', `limits.maxRequestsPerSession (${cap}) reached for session ${this.id}`, { cap: 'limits.maxRequestsPerSession', id: this.id });
     }
+  }
+
+  /** The backend for reading tmux's side: also after the program exited (its last screen stays). */
+  private connectedBackend(): DriveBackend {
+    if (this.phase === 'exited' && this.backend) return this.backend;
+    return this.activeBackend();
   }
 
   private activeBackend(): DriveBackend {
@@ -557,9 +563,15 @@ export class Session {
       };
       const check = (): void => {
         if (done) return;
-        // Text first: a program that prints what we wait for and exits at once did print it.
+        // Text first: a program that prints what we wait for and exits at once did print it, and
+        // its last bytes may still be on their way into the grid.
         if (textFound()) return finish('text');
-        if (this.phase !== 'live') return finish('exit');
+        if (this.phase !== 'live') {
+          void this.mirror.whenParsed().then(
+            () => finish(textFound() ? 'text' : 'exit'),
+            () => finish('exit'),
+          );
+        }
       };
       // Idle: one timer, re-armed only when it fires early (no churn per output chunk).
       const armIdle = (ms: number): void => {

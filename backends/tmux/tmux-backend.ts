@@ -320,6 +320,10 @@ export class TmuxBackend implements DriveBackend {
       const [dead, status, signal] = replyText(await this.live.command(`display-message -p -t ${this.pane} '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}'`)).split('\t');
       if (dead !== '1' || this.exited) return;
       this.exited = true;
+      // tmux 3.3a discards pane output not yet written to a control client when the pane dies
+      // (seen here: a program's last line, printed just before exit, never came as %output under
+      // load), but its grid has it: take the final screen from tmux before reporting the exit.
+      await this.resyncAfter([], 'exit').catch(() => undefined);
       const info: ExitInfo = { code: status ? Number(status) : null, signal: signal ? Number(signal) : null };
       this.listener.exit(info);
     } catch {
@@ -430,7 +434,7 @@ export class TmuxBackend implements DriveBackend {
       throw err;
     }
     this.followed = true;
-    if (capture.state.paneDead && !this.exited) void this.readExit();
+    if (capture.state.paneDead && !this.exited && reason !== 'exit') void this.readExit();
   }
 
   compareGrid<T>(compare: (grid: VisibleGrid) => T | Promise<T>): Promise<T> {

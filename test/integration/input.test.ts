@@ -58,7 +58,9 @@ describe('byte-exact input', () => {
       expect((await s.wait({ forText: 'READY', timeoutMs: 10_000 })).outcome).toBe('text');
       await s.sendText(text, { paste });
       await s.sendText(sentinel, { paste: 'never' });
-      expect((await s.wait({ forText: 'DONE', timeoutMs: 60_000 })).outcome).toBe('text');
+      const done = await s.wait({ forText: 'DONE', timeoutMs: 60_000 });
+      const fid = done.outcome === 'text' ? undefined : await s.fidelity();
+      expect(done.outcome, `exit ${JSON.stringify(done.status.exit)}; screen: ${s.read().content.trim().slice(0, 300)}; tmux: ${JSON.stringify(fid?.mismatches.slice(0, 4))}; transcript: ${s.transcript().map((e) => e.kind + (typeof e.data === 'string' ? JSON.stringify(e.data.slice(0, 40)) : '') + JSON.stringify(e.tags ?? {})).join(' ')}`).toBe('text');
       const got = readFileSync(file);
       return got.subarray(0, got.length - Buffer.byteLength(sentinel));
     } finally {
