@@ -1,0 +1,203 @@
+/**
+ * Keystroke → mirrored echo. One 'x' at a time into bash at its prompt; the time from calling
+ * session.sendText('x') to the mirror's grid showing it (the cursor row reads '$ xx…x'). Against,
+ * in the same run and interleaved in blocks so drift hits every path alike:
+ * - the control-mode floor: `send-keys -l x` over a bare ControlClient to the first %output with
+ *   the 'x' (tmux's own round trip, nothing parsed into a grid);
+ * - a capture-pane polling driver, the way simpler tools work: a `tmux send-keys` subprocess,
+ *   then a `tmux capture-pane -p` subprocess every 10 ms until the 'x' is on the screen.
+ * After each block the line is cleared with C-u, so it never wraps.
+ */
+import type { Session } from '../lib/index.js';
+import type { ControlClient } from '../backends/tmux/control-client.js';
+import type { ControlEvent } from '../lib/control/parser.js';
+import { ratioVerdict, type Benchmark, type BenchOptions, type BenchResult } from './benchmark.js';
+import { BaselineServer } from './baseline-server.js';
+import { BenchDriver } from './bench-driver.js';
+import { percentiles, type Percentiles } from './percentiles.js';
+import { sleep } from './sleep.js';
+import { withTeardown } from './teardown.js';
+
+const COLS = 120;
+const ROWS = 40;
+/** Keys per block: the line stays far from the 120-column wrap. */
+const BLOCK_KEYS = 50;
+const WARMUP_KEYS = 20;
+/** Between polls of the polling baseline, as the brief's simple tool does. */
+const POLL_INTERVAL_MS = 10;
+const ECHO_TIMEOUT_MS = 3000;
+const X = 0x78;
+
+/** The row the cursor is on, as the mirror shows it (right-trimmed). */
+function cursorRow(s: Session): string {
+  const screen = s.read();
+  return screen.content.split('\n')[screen.cursor.y] ?? '';
+}
+
+/** The last prompt row of a capture-pane -p screen. */
+function promptRow(screen: string): string {
+  const rows = screen.split('\n').filter((l) => l.startsWith('$'));
+  return (rows[rows.length - 1] ?? '').trimEnd();
+}
+
+function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no echo within ${ECHO_TIMEOUT_MS} ms`)), ECHO_TIMEOUT_MS);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+interface LibraryStats {
+  /** Echoes whose bytes reached the session before the grid (the mirror queued them). */
+  queued: number;
+}
+
+/** Resolves with the time the grid first shows `expected` on the cursor row. */
+function gridShows(s: Session, expected: string, stats: LibraryStats): Promise<number> {
+  return new Promise((resolve) => {
+    let looking = false;
+    const done = (t: number): void => {
+      sub.dispose();
+      resolve(t);
+    };
+    const look = (): void => {
+      if (cursorRow(s) === expected) done(performance.now());
+      else setImmediate(look);
+    };
+    const sub = s.on('output', () => {
+      const t = performance.now(); // before read(): its own cost is not the library's latency
+      if (looking) return;
+      if (cursorRow(s) === expected) return done(t);
+      stats.queued += 1;
+      looking = true;
+      setImmediate(look);
+    });
+  });
+}
+
+async function libraryBlock(s: Session, keys: number, out: number[] | undefined, stats: LibraryStats): Promise<void> {
+  for (let i = 1; i <= keys; i++) {
+    const expected = `$ ${'x'.repeat(i)}`;
+    const t0 = performance.now();
+    const shown = gridShows(s, expected, stats);
+    const sent = s.sendText('x');
+    const t1 = await withTimeout(shown, 'library');
+    await sent;
+    out?.push(t1 - t0);
+  }
+  await s.sendKeys('C-u');
+  await s.wait({ forIdleMs: 30 });
+  if (cursorRow(s) !== '$') throw new Error(`library: the line did not clear (${JSON.stringify(cursorRow(s))})`);
+}
+
+class ControlFloor {
+  private waiter: ((t: number) => void) | undefined;
+  constructor(private readonly server: BaselineServer) {}
+  client: ControlClient | undefined;
+
+  onEvent = (event: ControlEvent): void => {
+    if (event.kind !== 'output' || event.pane !== this.server.pane || !this.waiter) return;
+    if (event.data.includes(X)) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      w(performance.now());
+    }
+  };
+
+  async block(keys: number, out: number[] | undefined): Promise<void> {
+    const client = this.client;
+    if (!client) throw new Error('control floor: not attached');
+    for (let i = 0; i < keys; i++) {
+      const seen = new Promise<number>((resolve) => (this.waiter = resolve));
+      const t0 = performance.now();
+      const sent = client.command(`send-keys -t ${this.server.pane} -l x`);
+      const t1 = await withTimeout(seen, 'control floor');
+      await sent;
+      out?.push(t1 - t0);
+    }
+    await client.command(`send-keys -t ${this.server.pane} C-u`);
+    await sleep(30);
+  }
+}
+
+async function pollingBlock(server: BaselineServer, keys: number, out: number[] | undefined): Promise<void> {
+  for (let i = 1; i <= keys; i++) {
+    const expected = `$ ${'x'.repeat(i)}`;
+    const t0 = performance.now();
+    await server.tmux(['send-keys', '-t', server.session, '-l', 'x']);
+    for (;;) {
+      if (promptRow(await server.capture()) === expected) break;
+      if (performance.now() - t0 > ECHO_TIMEOUT_MS) throw new Error('polling: no echo');
+      await sleep(POLL_INTERVAL_MS);
+    }
+    out?.push(performance.now() - t0);
+  }
+  await server.tmux(['send-keys', '-t', server.session, 'C-u']);
+  await sleep(30);
+  if (promptRow(await server.capture()) !== '$') throw new Error('polling: the line did not clear');
+}
+
+const row = (p: Percentiles): number[] => [p.p50, p.p90, p.p99, p.max, p.n];
+
+export const echoLatency: Benchmark = {
+  name: 'echo-latency',
+  summary: 'keystroke → mirrored echo (bash prompt), vs control-mode floor and capture-pane polling',
+  async run(opts: BenchOptions): Promise<BenchResult> {
+    const blocks = opts.quick ? 2 : 6;
+    const pollKeys = opts.quick ? 15 : BLOCK_KEYS;
+    return withTeardown(opts.log, async (teardown) => {
+      const bench = await BenchDriver.open();
+      teardown.add('library driver', () => bench.close());
+      const session = await bench.bash('echo', COLS, ROWS);
+      const floorServer = await BaselineServer.start({ cols: COLS, rows: ROWS });
+      teardown.add('floor server', () => floorServer.close());
+      const floor = new ControlFloor(floorServer);
+      floor.client = await floorServer.attachControl(floor.onEvent);
+      const pollServer = await BaselineServer.start({ cols: COLS, rows: ROWS });
+      teardown.add('polling server', () => pollServer.close());
+
+      const stats: LibraryStats = { queued: 0 };
+      await libraryBlock(session, WARMUP_KEYS, undefined, stats);
+      await floor.block(WARMUP_KEYS, undefined);
+      await pollingBlock(pollServer, 5, undefined);
+      stats.queued = 0;
+
+      const lib: number[] = [];
+      const raw: number[] = [];
+      const poll: number[] = [];
+      for (let b = 0; b < blocks; b++) {
+        opts.log(`echo-latency: block ${b + 1}/${blocks}`);
+        await libraryBlock(session, BLOCK_KEYS, lib, stats);
+        await floor.block(BLOCK_KEYS, raw);
+        await pollingBlock(pollServer, pollKeys, poll);
+      }
+      const L = percentiles(lib);
+      const F = percentiles(raw);
+      const P = percentiles(poll);
+      return {
+        name: 'echo-latency',
+        workload: `${lib.length} keystrokes into bash --norc --noprofile at '$ ' (${COLS}x${ROWS}), ${blocks} interleaved blocks; polling baseline ${poll.length} keystrokes`,
+        columns: ['p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'n'],
+        rows: [
+          { subject: 'tmux-drive: sendText → mirror grid shows it', baseline: false, values: row(L) },
+          { subject: 'floor: control-mode send-keys -l → %output', baseline: true, values: row(F) },
+          { subject: `capture-pane polling (subprocesses, ${POLL_INTERVAL_MS} ms)`, baseline: true, values: row(P) },
+        ],
+        verdicts: [
+          { label: 'library mirrored echo p50', value: L.p50, unit: 'ms', target: '≤ 1 ms', met: L.p50 <= 1 },
+          ratioVerdict('library / control-mode floor, p50', L.p50 / F.p50),
+          ratioVerdict('library / control-mode floor, p99', L.p99 / F.p99),
+          ratioVerdict('library / capture-pane polling, p50', L.p50 / P.p50, { text: '< 1 (faster)', ok: (v) => v < 1 }),
+          ratioVerdict('library / capture-pane polling, p99', L.p99 / P.p99, { text: '< 1 (faster)', ok: (v) => v < 1 }),
+        ],
+        notes: [
+          `echoes whose bytes reached the session before the mirror's grid showed them (queued parse, not the sync path): ${stats.queued} of ${lib.length}`,
+          'the library figure includes sendText\'s own work before the send (screen snapshot for echo removal, transcript append)',
+          'baselines run bash on their own tmux server with the same generated config, unsandboxed',
+        ],
+        detail: { library: L, floor: F, polling: P, samplesMs: { library: lib, floor: raw, polling: poll } },
+      };
+    });
+  },
+};
