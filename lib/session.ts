@@ -13,7 +13,8 @@ import { rebuildMirror } from './emulator/rebuild.js';
 import { compareWithCapture, type FidelityReport } from './emulator/fidelity.js';
 import { Transcript, type TranscriptEntry } from './transcript.js';
 import { AnsiStripper } from './perceive/ansi-text.js';
-import { newRows, toMatcher, typedNeedles, withoutEcho, type TextPattern } from './perceive/text-match.js';
+import { typedNeedles, type TextPattern } from './perceive/text-match.js';
+import { TextWatch } from './perceive/text-watch.js';
 import { classify, type SessionStatus } from './perceive/status.js';
 import { redactSecrets } from './policy/redact.js';
 
@@ -107,6 +108,8 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 15_000;
 export const MAX_WAIT_TIMEOUT_MS = 600_000;
 /** Without a condition, a wait is for the screen to settle this long. */
 const DEFAULT_IDLE_MS = 500;
+/** A waited-for text is looked for on the screen once it has been quiet this long. */
+const SCREEN_SETTLE_MS = 30;
 /** Output this recent means "still producing" when a wait times out. */
 const PRODUCING_WINDOW_MS = 1000;
 /** How long submit waits for the typed text to show before pressing Enter anyway. */
@@ -534,10 +537,8 @@ export class Session {
     const timeoutMs = Math.min(requested, MAX_WAIT_TIMEOUT_MS);
     const idleMs = opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined);
     const start = this.clock.now();
-    const matches = opts.forText === undefined ? undefined : toMatcher(opts.forText);
     const baseline = this.screenAtInput;
-    const needles = opts.echoAllowed ? [] : typedNeedles(this.typed);
-    let stream = '';
+    const watch = opts.forText === undefined ? undefined : new TextWatch(opts.forText, opts.echoAllowed ? [] : typedNeedles(this.typed));
 
     return new Promise<WaitResult>((resolve, reject) => {
       let done = false;
@@ -556,42 +557,52 @@ export class Session {
           status: this.status(),
         });
       };
-      const textFound = (): boolean => {
-        if (!matches) return false;
-        const rows = newRows(baseline, this.matchRows());
-        return matches(withoutEcho([...stream.split('\n'), ...rows], needles).join('\n'));
+      const onScreen = (): boolean => watch?.onScreen(baseline, this.matchRows()) ?? false;
+      /**
+       * Runs `then` once there has been no output and no screen change for `ms`, counted from
+       * `since` at the earliest (one timer, re-armed only when it fires early: no churn per chunk).
+       */
+      const whenQuiet = (ms: number, since: number, then: () => void): void => {
+        const quietFor = (): number => this.clock.now() - Math.max(this.lastOutputAt, this.lastChangeAt, since);
+        const fire = (): void => {
+          if (done) return;
+          // libuv timers may fire up to a millisecond early: that is quiet enough.
+          const left = ms - quietFor();
+          if (left > 1) return void timers.push(this.clock.after(Math.ceil(left), fire));
+          // Everything written must be parsed before the screen is called settled.
+          void this.mirror.whenParsed().then(() => {
+            if (done) return;
+            if (ms - quietFor() > 1) timers.push(this.clock.after(Math.ceil(ms - quietFor()), fire));
+            else then();
+          });
+        };
+        timers.push(this.clock.after(Math.ceil(Math.max(1, ms - quietFor())), fire));
       };
-      const check = (): void => {
+      // The screen is examined when it settles (SCREEN_SETTLE_MS of quiet), not on every chunk.
+      let settleArmed = false;
+      const armSettle = (): void => {
+        if (!watch || settleArmed) return;
+        settleArmed = true;
+        whenQuiet(SCREEN_SETTLE_MS, 0, () => {
+          settleArmed = false;
+          if (onScreen()) finish('text');
+        });
+      };
+      const onActivity = (): void => {
         if (done) return;
-        // Text first: a program that prints what we wait for and exits at once did print it, and
-        // its last bytes may still be on their way into the grid.
-        if (textFound()) return finish('text');
         if (this.phase !== 'live') {
+          // Text first: a program that prints what we wait for and exits at once did print it,
+          // and its last bytes may still be on their way into the grid.
           void this.mirror.whenParsed().then(
-            () => finish(textFound() ? 'text' : 'exit'),
+            () => finish(onScreen() ? 'text' : 'exit'),
             () => finish('exit'),
           );
+          return;
         }
-      };
-      // Idle: one timer, re-armed only when it fires early (no churn per output chunk).
-      const armIdle = (ms: number): void => {
-        timers.push(
-          this.clock.after(ms, () => {
-            if (done) return;
-            const quietFor = this.clock.now() - Math.max(this.lastOutputAt, this.lastChangeAt, start);
-            if (idleMs !== undefined && quietFor >= idleMs) {
-              // Everything written must be parsed before the screen is called settled.
-              void this.mirror.whenParsed().then(() => {
-                if (!done && this.clock.now() - Math.max(this.lastOutputAt, this.lastChangeAt) >= idleMs) finish(textFound() ? 'text' : 'idle');
-                else if (!done && idleMs !== undefined) armIdle(Math.max(1, idleMs - (this.clock.now() - Math.max(this.lastOutputAt, this.lastChangeAt))));
-              });
-            } else if (idleMs !== undefined) armIdle(Math.max(1, idleMs - quietFor));
-          }),
-        );
+        armSettle();
       };
       const onText = (text: string): void => {
-        stream += text;
-        if (stream.length > 1_000_000) stream = stream.slice(-500_000);
+        if (!done && watch?.push(text)) finish('text');
       };
       const onAbort = (): void => {
         if (done) return;
@@ -602,16 +613,18 @@ export class Session {
       const cleanup = (): void => {
         for (const t of timers) t.cancel();
         this.textListeners.delete(onText);
-        this.activityListeners.delete(check);
+        this.activityListeners.delete(onActivity);
         opts.signal?.removeEventListener('abort', onAbort);
       };
       if (opts.signal?.aborted) return onAbort();
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       this.textListeners.add(onText);
-      this.activityListeners.add(check);
+      this.activityListeners.add(onActivity);
       timers.push(this.clock.after(timeoutMs, () => finish('timeout')));
-      if (idleMs !== undefined) armIdle(idleMs);
-      check();
+      // Idle counts from the wait's start too: input sent just before may not have been echoed yet.
+      if (idleMs !== undefined) whenQuiet(idleMs, start, () => finish(onScreen() ? 'text' : 'idle'));
+      if (onScreen()) return finish('text');
+      onActivity();
     });
   }
 }
