@@ -26,6 +26,8 @@ export interface BackendListener {
   lost(reason: string): void;
   /** Something a human should be able to find later (malformed stream, cleanup failure). */
   incident(code: string, detail: Record<string, unknown>): void;
+  /** The pane took a new size with no capture to follow (spawn): resize the mirror in stream order. */
+  resized(geometry: PaneGeometry): void;
   /** The set of operator (non-control) clients attached to the drive changed. */
   operators(clients: readonly string[]): void;
 }

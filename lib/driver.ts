@@ -14,6 +14,7 @@ import { CURATED_PATH } from './policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
+import { SpawnBackend } from '../backends/spawn/spawn-backend.js';
 import { TmuxBackend, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
 import { AuditLog } from '../journal/audit-log.js';
 import { redactSecrets } from './policy/redact.js';
@@ -29,6 +30,11 @@ export interface DriverOptions {
   readonly logger?: Logger;
   /** Deadline for each tmux call, in ms (default 5000). */
   readonly tmuxTimeoutMs?: number;
+  /**
+   * Which durable drives of the journal to re-attach on open: 'all' (default: a daemon), or the
+   * names of the drives this host needs (a CLI invocation), leaving the others to other hosts.
+   */
+  readonly reattach?: 'all' | readonly string[];
   readonly clock?: Clock;
 }
 
@@ -56,6 +62,8 @@ export interface SessionInfo {
   readonly reason?: string;
   readonly exit?: ExitInfo;
   readonly createdAt: string;
+  /** Pid of the live process that holds this drive, when it is not this one. */
+  readonly heldBy?: number;
 }
 
 const CREATE_KEYS: ReadonlySet<string> = new Set(['allowId', 'args', 'project', 'cwd', 'env', 'name', 'cols', 'rows', 'objective']);
@@ -69,6 +77,9 @@ const silentLogger: Logger = { warn: () => undefined };
 /** Backend incident codes as journal incident kinds (the journal stores machine tokens only). */
 const INCIDENT_OF: Readonly<Record<string, 'malformed_stream' | 'resync_failed' | 'pane_in_mode' | 'control_lost' | 'evidence_overflow'>> = {
   evidence_overflow: 'evidence_overflow',
+  pty_read_error: 'malformed_stream',
+  pty_tail_incomplete: 'malformed_stream',
+  pty_tail_unguarded: 'malformed_stream',
   stray_line: 'malformed_stream',
   unknown_notification: 'malformed_stream',
   resync_failed: 'resync_failed',
@@ -107,8 +118,10 @@ export class Driver {
     const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
     if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
+    const which = opts.reattach ?? 'all';
+    if (which !== 'all' && (!Array.isArray(which) || which.some((n) => typeof n !== 'string'))) throw new UsageError('BAD_ARGUMENT', "reattach must be 'all' or a list of drive names");
     try {
-      await driver.reconcile();
+      await driver.reconcile(which);
     } catch (err) {
       await driver.close();
       throw err;
@@ -121,8 +134,8 @@ export class Driver {
    * is attached (stale control clients ended, mirror rebuilt from a snapshot, a gap marked); a gone
    * one is reported `failed` with its journal kept. Nothing is ever relaunched.
    */
-  private async reconcile(): Promise<void> {
-    const records = this.journal.listSessions({ states: NON_TERMINAL_STATES });
+  private async reconcile(which: 'all' | readonly string[]): Promise<void> {
+    const records = this.journal.listSessions({ states: NON_TERMINAL_STATES }).filter((r) => which === 'all' || which.includes(r.id));
     // A few at a time: each re-attach is a subprocess plus a capture; tmux servers are independent.
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -140,7 +153,7 @@ export class Driver {
       throw err;
     }
     this.leases.set(rec.id, token);
-    const session = this.newSession(rec.id, rec.allowId, this.loaded.config.defaults.cols, this.loaded.config.defaults.rows, rec.createdAt, this.journal.lastSeq(rec.id) + 1);
+    const session = this.newSession(rec.id, rec.allowId, this.loaded.config.defaults.cols, this.loaded.config.defaults.rows, rec.createdAt, this.journal.lastSeq(rec.id) + 1, rec.interactions);
     this.sessions.set(rec.id, session);
     const alive = rec.backend === 'tmux' && this.tmuxPath !== undefined && (await socketAnswers(rec.socketPath, this.tmuxTimeoutMs));
     if (!alive) {
@@ -172,7 +185,7 @@ export class Driver {
   }
 
   /** A session wired to the journal: lease checked before input, transitions recorded. */
-  private newSession(id: string, allowId: string, cols: number, rows: number, createdAt: number, firstSeq: number): Session {
+  private newSession(id: string, allowId: string, cols: number, rows: number, createdAt: number, firstSeq: number, interactions = 0): Session {
     const { config } = this.loaded;
     const session = new Session({
       id,
@@ -184,11 +197,14 @@ export class Driver {
       clock: this.clock,
       createdAt,
       firstSeq,
+      interactions,
       redact: config.redactSecrets,
       limits: config.allow.find((e) => e.id === allowId)?.limits ?? {},
       onAction: (kind, payload, tags) => {
         const text = config.redactSecrets ? redactSecrets(payload).text : payload;
         this.audit?.record({ sessionId: id, kind, payload: text, tags });
+        // Counts survive the host: caps such as maxInteractions hold across CLI invocations.
+        if (kind === 'sendText' || kind === 'sendKeys') this.journal.updateSession(id, { interactions: session.interactionCount });
       },
       beforeInput: () => {
         const token = this.leases.get(id);
@@ -272,7 +288,13 @@ export class Driver {
     if (entryCap !== undefined && [...this.sessions.values()].filter((s) => s.lifecycle === 'live' && s.allowId === plan.entry.id).length >= entryCap) {
       throw new PolicyError('LIMIT_REACHED', `allow entry "${plan.entry.id}" allows ${entryCap} live session(s) (limits.maxSessions): kill one first`, { cap: 'limits.maxSessions' });
     }
-    const target = this.tmuxTarget(name, plan.env);
+    // `backend: spawn` on the entry, or tmux missing here: the program runs on a host-owned pty
+    // (non-durable, said loudly) rather than the request failing.
+    const spawned = plan.entry.backend === 'spawn' || this.tmuxPath === undefined;
+    if (spawned && plan.entry.backend !== 'spawn') {
+      this.logger.warn(`tmux is not installed: drive "${name}" runs on the spawn backend and is not durable (it ends with this host; no re-attach, no operator attach)`, { name });
+    }
+    const socketDir = join(this.loaded.dataDir, 'tmux');
     const token = this.journal.acquireLease(name, currentHolder()).token;
     this.leases.set(name, token);
     // Journaled before the launch: a crash in between leaves a row whose server is gone, which the
@@ -280,21 +302,26 @@ export class Driver {
     this.journal.upsertSession({
       id: name,
       name,
-      socketPath: socketPathFor(target.socketDir, name),
+      socketPath: spawned ? join(this.loaded.dataDir, 'spawn', name) : socketPathFor(socketDir, name),
       allowId: plan.entry.id,
       argvHash: hashOf([plan.binary, ...(opts.args ?? [])]),
       objectiveHash: opts.objective === undefined ? null : hashOf(opts.objective),
-      backend: 'tmux',
-      durable: true,
+      backend: spawned ? 'spawn' : 'tmux',
+      durable: !spawned,
       state: 'live',
       exit: null,
       failureReason: null,
       interactions: 0,
     });
-    this.journal.appendEvent(name, 'create', { sandboxed: plan.sandboxed });
+    this.journal.appendEvent(name, 'create', { sandboxed: plan.sandboxed, spawned });
     const session = this.newSession(name, plan.entry.id, cols, rows, Date.now(), this.journal.lastSeq(name) + 1);
     try {
-      const backend = await TmuxBackend.launch({ ...target, cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener);
+      const backend = spawned
+        ? await SpawnBackend.launch(
+            { argv: plan.argv, env: plan.env, cwd: plan.cwd, cols, rows, name, clock: this.clock, timeoutMs: this.tmuxTimeoutMs, terminalModes: () => session.inputModes() },
+            session.listener,
+          )
+        : await TmuxBackend.launch({ ...this.tmuxTarget(name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener);
       session.bind(backend);
     } catch (err) {
       this.journal.markFailed(name, 'launch_failed');
@@ -325,8 +352,25 @@ export class Driver {
     throw new SessionError('SESSION_NOT_FOUND', `no session "${id}" in this driver (see driver.list())`, { id });
   }
 
+  /**
+   * The drives of this driver, and the durable drives of the journal that another live process
+   * holds (state `live`, `heldBy` its pid: only that process may drive them).
+   */
   list(): SessionInfo[] {
-    return [...this.sessions.values()].map((s) => ({
+    const held: SessionInfo[] = this.journal
+      .listSessions({ states: NON_TERMINAL_STATES })
+      .filter((r) => !this.sessions.has(r.id))
+      .map((r) => ({
+        id: r.id,
+        name: r.name,
+        allowId: r.allowId,
+        backend: r.backend,
+        durable: r.durable,
+        state: 'live' as const,
+        ...(this.journal.lease(r.id)?.holder ? { heldBy: this.journal.lease(r.id)?.holder?.pid } : { reason: 'detached: not attached by this host' }),
+        createdAt: new Date(r.createdAt).toISOString(),
+      }));
+    return [...[...this.sessions.values()].map((s) => ({
       id: s.id,
       name: s.id,
       allowId: s.allowId,
@@ -336,7 +380,7 @@ export class Driver {
       ...(s.lostBecause ? { reason: s.lostBecause } : {}),
       ...(s.exit ? { exit: s.exit } : {}),
       createdAt: new Date(s.createdAt).toISOString(),
-    }));
+    })), ...held];
   }
 
   /** Detaches from every session; durable drives keep running. Idempotent. */

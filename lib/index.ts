@@ -8,3 +8,4 @@ export { TmuxDriveError, ConfigError, PolicyError, UsageError, TmuxTimeoutError,
 export type { ExitInfo, SignalName } from './backend.js';
 export type { TranscriptEntry, TranscriptKind } from './transcript.js';
 export { KEY_NAMES } from './control/encode.js';
+export { toAsciicast, formatAsciicast, type Asciicast, type AsciicastOptions } from './asciicast.js';

@@ -82,6 +82,8 @@ export interface SessionInit {
   readonly beforeInput?: () => void;
   /** First transcript seq (continues a re-attached drive's numbering). */
   readonly firstSeq?: number;
+  /** Interactions a previous host already made (re-attach). */
+  readonly interactions?: number;
   /** Redact secrets from reads and the transcript (config `redactSecrets`, default true). */
   readonly redact?: boolean;
   /** Every action that reaches the program, for the audit log (payload not yet redacted). */
@@ -167,10 +169,12 @@ export class Session {
       });
     });
     this.beforeInput = init.beforeInput ?? (() => undefined);
+    this.interactions = init.interactions ?? 0;
     this.redact = init.redact ?? true;
     this.onAction = init.onAction ?? (() => undefined);
     this.limits = init.limits ?? {};
-    this.lastOutputAt = this.lastChangeAt = init.clock.now();
+    // Nothing has been seen yet: a re-attached drive is not "producing" because we just arrived.
+    this.lastOutputAt = this.lastChangeAt = Number.NEGATIVE_INFINITY;
     this.mirror.onChange(() => {
       this.lastChangeAt = this.clock.now();
       for (const l of this.activityListeners) l();
@@ -225,6 +229,11 @@ export class Session {
     exit: (info) => this.onExit(info),
     lost: (reason) => this.onLost(reason),
     incident: (code, detail) => this.onIncident(code, detail),
+    resized: (g) => {
+      this.mirror.resize(g.cols, g.rows);
+      this.lastChangeAt = this.clock.now();
+      for (const l of this.activityListeners) l();
+    },
     operators: (clients) => {
       this.operatorClients = clients;
       this.transcriptRing.append('state', undefined, { operators: clients.length });
@@ -255,9 +264,12 @@ export class Session {
   }
 
   private onResync(capture: PaneCapture, reason: string): void {
+    const changedBefore = this.lastChangeAt;
     rebuildMirror(this.mirror, capture);
     this.transcriptRing.append('resync', undefined, { reason, cols: capture.cols, rows: capture.rows });
-    this.lastChangeAt = this.clock.now();
+    // Rebuilding the mirror at attach is not the program producing output (the rebuild's own
+    // change event, emitted synchronously, is undone here).
+    this.lastChangeAt = reason === 'attach' ? changedBefore : this.clock.now();
     for (const l of this.activityListeners) l();
   }
 
@@ -409,7 +421,8 @@ export class Session {
       if (backend) await backend.detach();
     } finally {
       this.mirror.dispose();
-      this.emitter.emit('closed', 'detached');
+      // Detaching from a non-durable drive ends it.
+      this.emitter.emit('closed', backend && !backend.durable ? 'killed' : 'detached');
     }
   }
 
@@ -451,6 +464,12 @@ export class Session {
       lost: this.phase === 'lost' ? (this.lostReason ?? 'lost') : undefined,
       interactions: this.interactions,
     });
+  }
+
+  /** The input modes the program has turned on, once everything received is parsed. @internal */
+  async inputModes(): Promise<{ readonly applicationCursorKeys: boolean; readonly applicationKeypad: boolean; readonly bracketedPaste: boolean }> {
+    await this.mirror.whenParsed();
+    return this.mirror.inputModes;
   }
 
   /** Compares the mirror with tmux's own grid, cell by cell (tmux backend). */

@@ -140,6 +140,12 @@ export class Mirror {
     return this.#open().term.buffer.active.type === 'alternate';
   }
 
+  /** Input modes the program turned on (decides the bytes of a key or a paste on a raw pty). */
+  get inputModes(): { readonly applicationCursorKeys: boolean; readonly applicationKeypad: boolean; readonly bracketedPaste: boolean } {
+    const m = this.#open().term.modes;
+    return { applicationCursorKeys: m.applicationCursorKeysMode, applicationKeypad: m.applicationKeypadMode, bracketedPaste: m.bracketedPasteMode };
+  }
+
   /**
    * Pane bytes, in pane order. A queued chunk is referenced (not copied) until parsed: do not
    * reuse its memory. Ignored after dispose (a late %output during shutdown is not an error).

@@ -21,6 +21,11 @@ export interface ProcessActivitySample {
   readonly processes: readonly ProcessCounters[];
   /** A foreground process is blocked reading the terminal (a `read` on its tty). */
   readonly readingTerminal: boolean;
+  /**
+   * A process of the tree was running or runnable (state R) when sampled. On an overloaded
+   * machine a CPU-bound program gets little CPU time but is always runnable.
+   */
+  readonly runnable?: boolean;
 }
 
 export type Busy = 'cpu' | 'io' | 'idle';
@@ -57,7 +62,8 @@ const DEFAULT_IO_BYTES_PER_SECOND = 1024;
 /**
  * Compares two samples of the same tree. Processes in both count by their delta; processes that
  * appeared count in full (all of their work happened in the window); processes that left are
- * counted through their parent's reaped-children totals, or not at all.
+ * counted through their parent's reaped-children totals, or not at all. CPU-bound: a share of a
+ * core above the threshold, or runnable in both samples while gaining CPU time (a loaded machine).
  */
 export function compareActivity(before: ProcessActivitySample, after: ProcessActivitySample, thresholds: ActivityThresholds = {}): ProcessActivity {
   const earlier = new Map(before.processes.map((p) => [`${p.pid}/${p.start}`, p]));
@@ -71,6 +77,7 @@ export function compareActivity(before: ProcessActivitySample, after: ProcessAct
   const seconds = Math.max(0.001, (after.at - before.at) / 1000);
   const cpuShare = thresholds.cpuShare ?? DEFAULT_CPU_SHARE;
   const ioRate = thresholds.ioBytesPerSecond ?? DEFAULT_IO_BYTES_PER_SECOND;
-  const busy: Busy = cpuMs / 1000 / seconds >= cpuShare ? 'cpu' : ioBytes / seconds >= ioRate ? 'io' : 'idle';
+  const cpuBound = cpuMs / 1000 / seconds >= cpuShare || (before.runnable === true && after.runnable === true && cpuMs > 0);
+  const busy: Busy = cpuBound ? 'cpu' : ioBytes / seconds >= ioRate ? 'io' : 'idle';
   return { busy, since: before.at, until: after.at, cpuMs, ioBytes, readingTerminal: after.readingTerminal };
 }

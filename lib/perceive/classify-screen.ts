@@ -7,8 +7,9 @@
  *   working       output in the last `flowingMs` (output_flowing)
  *   working       a profile's queued-input or working marker in its region (input_queued, working_marker)
  *   awaiting      a structural dialog (dialog_detected)
- *   awaiting      a TUI composer (composer_ready) or the cursor parked after a prompt (cursor_parked),
- *                 unless the tree is busy and nobody reads the terminal (busy_cpu, busy_io)
+ *   awaiting      a TUI composer (composer_ready) or the cursor parked after a prompt (cursor_parked)
+ *                 — a prompt line (or a y/n choice on it) on the main screen while the process
+ *                 tree is busy and nobody reads the terminal is working (busy_cpu, busy_io)
  *   working       CPU or I/O progress in the pane's process tree (busy_cpu, busy_io)
  *   awaiting      a foreground process blocked reading the terminal (tty_read)
  *   awaiting      a settled alternate screen: a TUI waiting for keys (screen_settled)
@@ -131,16 +132,20 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
   const working = firstMarker(grid, profile.working, input);
   if (working) return verdict('working', 'high', 'working_marker', { ...facts, marker: working.id });
 
+  // A prompt line on the main screen while the tree burns CPU or moves bytes and nobody reads
+  // the terminal: printed text that looks like a prompt, not a program waiting.
+  const busyNotReading = activity !== undefined && activity.busy !== 'idle' && !readingTerminal;
+  const busyReason = activity?.busy === 'io' ? 'busy_io' : 'busy_cpu';
   const dialog = detectDialog(grid, profile, input);
+  const onPromptLine = (d: Dialog): boolean => d.structure.includes('choice') || d.structure.includes('prompt');
+  if (dialog && busyNotReading && !grid.alternate && onPromptLine(dialog)) return verdict('working', 'medium', busyReason, facts);
   if (dialog) {
     const strong = dialog.structure.some((s) => s === 'box' || s === 'selector' || s === 'buttons' || s === 'choice');
     return verdict('awaiting-input', strong ? 'high' : 'medium', 'dialog_detected', { ...facts, dialog });
   }
 
   if (input) {
-    if (input.via === 'prompt' && !grid.alternate && activity && activity.busy !== 'idle' && !readingTerminal) {
-      return verdict('working', 'medium', activity.busy === 'cpu' ? 'busy_cpu' : 'busy_io', facts);
-    }
+    if (input.via === 'prompt' && !grid.alternate && busyNotReading) return verdict('working', 'medium', busyReason, facts);
     if (input.via === 'composer') return verdict('awaiting-input', 'high', 'composer_ready', facts);
     return verdict('awaiting-input', grid.alternate ? 'medium' : 'high', 'cursor_parked', facts);
   }

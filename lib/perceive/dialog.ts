@@ -82,6 +82,14 @@ const SEVERITY: Readonly<Record<DialogKind, number>> = { confirm: 0, menu: 0, se
 const LIVE_WINDOW_ROWS = 4;
 /** Rows above a list searched for its question. */
 const QUESTION_ROWS = 6;
+/** Rows above a list that belong to its dialog (the command a permission dialog names). */
+const CONTEXT_ROWS = 8;
+/** Boxes considered per screen: a real screen has a few; a hostile one must not cost more. */
+const MAX_BOXES = 32;
+/** Characters of a title in a top border. */
+const MAX_TITLE = 48;
+/** A row that is only a rule or a border: a dialog's frame. */
+const RULE_ROW = /^[─━═╌┄┈\-╭╮╰╯┌┐└┘]{3,}$/u;
 
 // ---- detection ----------------------------------------------------------------------------------
 
@@ -152,8 +160,9 @@ function findCandidate(grid: ScreenGrid, profile: Profile, input: InputLine | un
   const live = (c: Candidate): boolean => {
     if (grid.alternate) return true;
     if (c.bottom < last - LIVE_WINDOW_ROWS) return false;
-    // A prompt below the list means the list is old output: the prompt is what waits now.
-    return !(input && input.via === 'prompt' && input.y > c.bottom);
+    // An input line below the list means the list is old output (or text a program printed
+    // above its composer): the input line is what waits now. Real dialogs replace the composer.
+    return !(input && input.y > c.bottom);
   };
   for (const box of findBoxes(grid)) {
     const c = inBox(grid, box);
@@ -196,29 +205,46 @@ function findCandidate(grid: ScreenGrid, profile: Profile, input: InputLine | un
 /** Boxes drawn with border characters, at least 3 rows and 6 columns, top-most first. */
 function findBoxes(grid: ScreenGrid): Box[] {
   const boxes: Box[] = [];
-  for (let y = 0; y + 2 < grid.rows; y++) {
+  for (let y = 0; y + 2 < grid.rows && boxes.length < MAX_BOXES; y++) {
     const row = grid.row(y);
     for (let left = 0; left < row.length; left++) {
       if (!TOP_LEFT.has(row[left]?.ch ?? '')) continue;
-      for (let right = left + 5; right < row.length; right++) {
-        if (!TOP_RIGHT.has(row[right]?.ch ?? '')) continue;
-        if (!mostlyHorizontal(row, left + 1, right)) continue;
-        const bottom = boxBottom(grid, y, left, right);
-        if (bottom !== undefined) {
-          boxes.push({ top: y, bottom, left, right });
-          left = right;
-          break;
-        }
-      }
+      const right = topBorderEnd(row, left);
+      if (right === undefined) continue;
+      const bottom = boxBottom(grid, y, left, right);
+      if (bottom !== undefined) boxes.push({ top: y, bottom, left, right });
+      left = right - 1;
     }
   }
   return boxes;
 }
 
+/**
+ * The column of the top-right corner of a top border starting at `left`, or undefined. One walk
+ * to the right, so a screen full of corner characters costs linear time (screens are untrusted):
+ * horizontal rules with at most one title segment ("┤ Theme ├", "╭API key───╮").
+ */
+function topBorderEnd(row: readonly ScreenCell[], left: number): number | undefined {
+  let horizontal = 0;
+  let title = 0;
+  let titles = 0;
+  for (let x = left + 1; x < row.length; x++) {
+    const ch = row[x]?.ch ?? ' ';
+    if (TOP_RIGHT.has(ch) && x - left >= 5 && horizontal * 2 >= x - left - 1) return x;
+    if (HORIZONTAL.has(ch)) {
+      horizontal++;
+      title = 0;
+    } else {
+      if (title === 0 && ++titles > 1) return undefined;
+      if (++title > MAX_TITLE) return undefined;
+    }
+  }
+  return undefined;
+}
+
 function mostlyHorizontal(row: readonly ScreenCell[], from: number, to: number): boolean {
   let h = 0;
   for (let x = from; x < to; x++) if (HORIZONTAL.has(row[x]?.ch ?? '')) h++;
-  // A title may sit in the top border ("┤ Title ├"): half the border is enough.
   return h * 2 >= to - from;
 }
 
@@ -296,7 +322,21 @@ function listCandidate(grid: ScreenGrid, list: readonly Option[], box: Box | und
   let bottom = lastOption.y;
   while (bottom + 1 < grid.rows && !grid.isBlank(bottom + 1) && grid.firstInk(bottom + 1) > lastOption.x && bottom + 1 - lastOption.y <= 2) bottom++;
   const questionRow = questionAbove(grid, first.y, box ? box.top : -1);
-  return { structure, top: questionRow >= 0 ? questionRow : first.y, bottom, left: 0, right: grid.cols - 1, options: list.map((o) => o.label), selected, boxRows: undefined, questionRow };
+  return { structure, top: contextTop(grid, first.y, box ? box.top : -1), bottom, left: 0, right: grid.cols - 1, options: list.map((o) => o.label), selected, boxRows: undefined, questionRow };
+}
+
+/**
+ * The first row of what a list asks about: up to CONTEXT_ROWS above it, stopping under a rule or
+ * border (where the dialog's frame begins) or at `limit`. A permission dialog names its command
+ * there ("Bash command / rm -rf build / Do you want to proceed?"), and risk words are sought in it.
+ */
+function contextTop(grid: ScreenGrid, y: number, limit: number): number {
+  let top = y;
+  for (let q = y - 1; q > limit && q >= y - CONTEXT_ROWS; q--) {
+    if (RULE_ROW.test(grid.text(q).trim())) break;
+    if (!grid.isBlank(q)) top = q;
+  }
+  return top;
 }
 
 /** The nearest non-blank row above `y` (within QUESTION_ROWS, not past `limit`) that is not a list row. */
@@ -320,7 +360,8 @@ function pointedList(grid: ScreenGrid, left: number, right: number, top: number,
       const out: number[] = [];
       for (let s = from + step; s >= top && s <= bottom; s += step) {
         if (grid.firstInk(s, left) !== labelX || grid.cell(labelX - 1, s).ch !== ' ') break;
-        if (grid.firstInk(s, left) >= right) break;
+        // A status row under a list ("200/200 ────") is drawn with a rule, an option is not.
+        if (/[─━═]{3}/u.test(grid.slice(s, labelX, right))) break;
         out.push(s);
       }
       return out;
@@ -332,7 +373,7 @@ function pointedList(grid: ScreenGrid, left: number, right: number, top: number,
     const options = rows.map((r) => (r === y ? (m[2] ?? '') : grid.slice(r, labelX, right)).replace(/\s*[│┃║|]\s*$/u, '').trim());
     const firstRow = rows[0] as number;
     const questionRow = questionAbove(grid, firstRow, top - 1);
-    return { structure: new Set(['selector']), top: questionRow >= 0 ? questionRow : firstRow, bottom: rows[rows.length - 1] as number, left, right, options, selected: rows.indexOf(y), boxRows: undefined, questionRow };
+    return { structure: new Set(['selector']), top: contextTop(grid, firstRow, top - 1), bottom: rows[rows.length - 1] as number, left, right, options, selected: rows.indexOf(y), boxRows: undefined, questionRow };
   }
   return undefined;
 }
@@ -368,7 +409,13 @@ function buttonRow(grid: ScreenGrid, left: number, right: number, top: number, b
     const found = [...text.slice(0, MAX_MATCH_CHARS).matchAll(BUTTON)];
     if (found.length < 2) continue;
     const labels = found.map((m) => m[0].slice(1, -1).trim());
-    const styles = found.map((m) => styleOf(grid, y, grid.columnAt(y, (m.index ?? 0) + 1, left), grid.columnAt(y, (m.index ?? 0) + m[0].length - 1, left)));
+    const styles = found.map((m) => {
+      const start = grid.columnAt(y, m.index ?? 0, left);
+      const style = styleOf(grid, y, start + 1, grid.columnAt(y, (m.index ?? 0) + m[0].length - 1, left));
+      // A button drawn like the dialog around it is plain; the focused one stands out (whiptail
+      // paints it on another background).
+      return start > 0 && style === cellStyle(grid.cell(start - 1, y)) ? '' : style;
+    });
     return { labels, selected: oddOneOut(styles) };
   }
   return undefined;
@@ -384,9 +431,13 @@ function styleOf(grid: ScreenGrid, y: number, x: number, right: number): string 
   for (let c = x; c < Math.min(right, row.length); c++) {
     const cell = row[c] as ScreenCell;
     if (cell.ch === ' ' || cell.ch === '') continue;
-    return `${cell.inverse ? 'i' : ''}${cell.bgMode !== 'default' ? `b${cell.bg}` : ''}${cell.fgMode !== 'default' ? `f${cell.fg}` : ''}${cell.bold ? 'B' : ''}`;
+    return cellStyle(cell);
   }
   return '';
+}
+
+function cellStyle(cell: ScreenCell): string {
+  return `${cell.inverse ? 'i' : ''}${cell.bgMode !== 'default' ? `b${cell.bg}` : ''}${cell.fgMode !== 'default' ? `f${cell.fg}` : ''}${cell.bold ? 'B' : ''}`;
 }
 
 /**

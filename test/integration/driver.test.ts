@@ -1,6 +1,8 @@
 /**
- * The core against real tmux servers and real programs, each drive in the bwrap sandbox as the
- * default config has it.
+ * The core against real programs, each drive in the bwrap sandbox as the default config has it,
+ * on both backends: a per-drive tmux server (durable) and a host-owned pty (spawn). One suite:
+ * callers never branch on the backend; only what spawn cannot do (a tmux socket, a fidelity check
+ * against tmux's grid) is checked for tmux alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, existsSync } from 'node:fs';
@@ -10,10 +12,10 @@ import { allow, openDriver, processesMentioning, type TestDriver } from '../help
 
 const BASH = ['--norc', '--noprofile'];
 
-describe('a drive of bash', () => {
+describe.each(['tmux', 'spawn'] as const)('a drive of bash on the %s backend', (backend) => {
   let t: TestDriver;
   beforeAll(async () => {
-    t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })]);
+    t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' }, backend })]);
   });
   afterAll(async () => t.cleanup());
 
@@ -27,11 +29,12 @@ describe('a drive of bash', () => {
     const screen = s.read();
     expect(screen.content).toMatch(/^\$ echo \$\(\(6 \* 7\)\)\n42\n\$\n/);
     expect(screen.untrusted).toBe(true);
-    expect(t.driver.list()).toEqual([expect.objectContaining({ id: 'basic', allowId: 'bash', backend: 'tmux', durable: true, state: 'live' })]);
+    expect(t.driver.list()).toEqual([expect.objectContaining({ id: 'basic', allowId: 'bash', backend, durable: backend === 'tmux', state: 'live' })]);
     const socket = join(t.dataDir, 'tmux', 'basic.sock');
-    expect(processesMentioning(socket).length).toBeGreaterThan(0);
+    if (backend === 'tmux') expect(processesMentioning(socket).length).toBeGreaterThan(0);
     await s.kill();
     expect(processesMentioning(socket)).toEqual([]);
+    expect(processesMentioning(t.dataDir)).toEqual([]);
     expect(existsSync(socket)).toBe(false);
     expect(t.driver.list()[0]?.state).toBe('exited');
     await expect(s.sendText('x')).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
@@ -86,7 +89,8 @@ describe('a drive of bash', () => {
     await s.sendText('stty size', { submit: true });
     await s.wait({ forText: '15 50', timeoutMs: 5000 });
     await s.wait({ forIdleMs: 200 });
-    expect((await s.fidelity()).equal).toBe(true);
+    if (backend === 'tmux') expect((await s.fidelity()).equal).toBe(true);
+    else await expect(s.fidelity()).rejects.toMatchObject({ code: 'UNSUPPORTED' });
     await s.kill();
   });
 });

@@ -1,0 +1,91 @@
+/**
+ * `tmux-drive mcp`: an MCP server on stdio exposing the nine terminal_session_* tools. One
+ * long-lived Driver per server process: opened at start (re-attaching the live drives by name),
+ * closed when stdin ends or on SIGTERM/SIGINT (detaching: the drives keep running for the next
+ * server). The allowlist and every other setting come from the operator's config file (or the
+ * built-in default); no tool can widen them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { Driver } from '../driver.js';
+import { registerTerminalTools, SERVER_INSTRUCTIONS } from './terminal-tools.js';
+
+export interface McpServerOptions {
+  readonly dataDir?: string;
+  /** The operator's config file (YAML or JSON). Absent: the built-in default (only `shell`). */
+  readonly config?: string;
+  readonly stdin?: NodeJS.ReadableStream;
+  readonly stdout?: NodeJS.WritableStream;
+  /** Where warnings go (never stdout: it carries the protocol). */
+  readonly stderr?: { write(text: string): unknown };
+}
+
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) return String((JSON.parse(readFileSync(pkg, 'utf8')) as { version?: unknown }).version ?? '0.0.0');
+    const up = dirname(dir);
+    if (up === dir) return '0.0.0';
+    dir = up;
+  }
+}
+
+/** An McpServer with the nine tools over `driver` (not connected to a transport). */
+export function createMcpServer(driver: Driver): McpServer {
+  const server = new McpServer({ name: 'tmux-drive', version: packageVersion() }, { instructions: SERVER_INSTRUCTIONS });
+  registerTerminalTools(server, driver);
+  return server;
+}
+
+/** Serves until stdin ends or SIGTERM/SIGINT; then detaches from every drive and resolves. */
+export async function runMcpServer(opts: McpServerOptions = {}): Promise<void> {
+  const stderr = opts.stderr ?? process.stderr;
+  const driver = await Driver.open({
+    ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+    ...(opts.config ? { config: opts.config } : {}),
+    owner: `tmux-drive mcp (pid ${process.pid})`,
+    logger: { warn: (message) => stderr.write(`tmux-drive mcp: warning: ${message.replace(/\s*\n\s*/g, ' ')}\n`) },
+  });
+  const server = createMcpServer(driver);
+  const stdin = (opts.stdin ?? process.stdin) as NodeJS.ReadStream;
+  const transport = new StdioServerTransport(stdin, (opts.stdout ?? process.stdout) as NodeJS.WriteStream);
+  let finish: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  let closing: Promise<void> | undefined;
+  let stopping = false;
+  const shutdown = (): Promise<void> => {
+    // server.close() calls transport.onclose, which calls shutdown again: the flag is set before.
+    if (stopping) return closing ?? Promise.resolve();
+    stopping = true;
+    closing = (async () => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      stdin.off('end', onEnd);
+      stdin.off('close', onEnd);
+      await server.close().catch(() => undefined);
+      await driver.close();
+      finish();
+    })();
+    return closing;
+  };
+  const onSignal = (): void => void shutdown();
+  const onEnd = (): void => void shutdown();
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  stdin.on('end', onEnd);
+  stdin.on('close', onEnd);
+  transport.onclose = () => void shutdown();
+  try {
+    await server.connect(transport);
+  } catch (err) {
+    await shutdown();
+    throw err;
+  }
+  await finished;
+}
