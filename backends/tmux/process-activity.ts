@@ -30,12 +30,14 @@ export function sampleProcessActivity(root: number, now: number): ProcessActivit
   const tree = processTree(root);
   const processes: ProcessCounters[] = [];
   let readingTerminal = false;
+  let runnable = false;
   for (const st of tree) {
     const counters = readCounters(st);
     if (counters) processes.push(counters);
+    if (st.state === 'R') runnable = true;
     if (!readingTerminal && st.state === 'S' && st.pgrp === st.tpgid && isReadingTerminal(st.pid)) readingTerminal = true;
   }
-  return { at: now, processes, readingTerminal };
+  return { at: now, processes, readingTerminal, runnable };
 }
 
 function readCounters(st: ProcStat): ProcessCounters | undefined {

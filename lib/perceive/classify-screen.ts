@@ -105,6 +105,11 @@ export const DEFAULT_STUCK_MS = 30_000;
 export const DEFAULT_FLOWING_MS = 100;
 /** An activity window may start this long before the last output and still count (clock jitter). */
 const ACTIVITY_SLACK_MS = 50;
+/**
+ * The activity window must end at least this share of stuckMs after the output stopped: the
+ * session's second sample fires at stuckMs, a timer that may run a little early or late.
+ */
+const STUCK_WINDOW_SHARE = 0.9;
 
 export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSignals, profile: Profile = GENERIC_PROFILE): ScreenVerdict {
   const grid = new ScreenGrid(snapshot);
@@ -154,7 +159,9 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
   if (activity?.busy === 'io') return verdict('working', 'high', 'busy_io', facts);
   if (readingTerminal) return verdict('awaiting-input', 'medium', 'tty_read', facts);
   if (grid.alternate) return verdict('awaiting-input', 'medium', 'screen_settled', facts);
-  if (activity && quietFor >= (signals.stuckMs ?? DEFAULT_STUCK_MS)) return verdict('stuck', 'high', 'no_progress', facts);
+  const stuckMs = signals.stuckMs ?? DEFAULT_STUCK_MS;
+  // No progress must be measured over (nearly) the whole quiet time, not a short early window.
+  if (activity && quietFor >= stuckMs && activity.until - quietSince >= stuckMs * STUCK_WINDOW_SHARE) return verdict('stuck', 'high', 'no_progress', facts);
   return verdict('working', 'medium', 'cursor_not_parked', facts);
 }
 

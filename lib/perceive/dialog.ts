@@ -10,7 +10,7 @@ import { Fnv1a64 } from '../emulator/fnv1a64.js';
 import type { InputLine } from './input-line.js';
 import { ESCALATING_KINDS, type DialogKind, type KnownDialog, type Profile } from './profile.js';
 import { boundedTest, MAX_MATCH_CHARS } from './regex-safety.js';
-import type { ScreenCell, ScreenGrid } from './screen.js';
+import { withoutTrailingBorder, type ScreenCell, type ScreenGrid } from './screen.js';
 
 export type DialogStructure = 'box' | 'options' | 'selector' | 'buttons' | 'choice' | 'prompt';
 
@@ -300,7 +300,7 @@ function* enumeratedLists(grid: ScreenGrid, left: number, right: number, top: nu
     }
     const n = Number(m[3]);
     const numX = grid.columnAt(y, (m[1] ?? '').length + (m[2] ?? '').length, left);
-    const option = { y, x: numX, n, label: (m[4] ?? '').replace(/\s*[│┃║|]\s*$/u, '').trim(), pointer: m[2] !== undefined };
+    const option = { y, x: numX, n, label: withoutTrailingBorder(m[4] ?? '').trim(), pointer: m[2] !== undefined };
     const prev = run[run.length - 1];
     if (prev && (n !== prev.n + 1 || numX !== prev.x || y - prev.y > 3)) yield* flush();
     if (run.length === 0 && n > 1) continue;
@@ -370,7 +370,7 @@ function pointedList(grid: ScreenGrid, left: number, right: number, top: number,
     const below = siblings(y, 1);
     if (above.length + below.length === 0) continue;
     const rows = [...above.reverse(), y, ...below];
-    const options = rows.map((r) => (r === y ? (m[2] ?? '') : grid.slice(r, labelX, right)).replace(/\s*[│┃║|]\s*$/u, '').trim());
+    const options = rows.map((r) => withoutTrailingBorder(r === y ? (m[2] ?? '') : grid.slice(r, labelX, right)).trim());
     const firstRow = rows[0] as number;
     const questionRow = questionAbove(grid, firstRow, top - 1);
     return { structure: new Set(['selector']), top: contextTop(grid, firstRow, top - 1), bottom: rows[rows.length - 1] as number, left, right, options, selected: rows.indexOf(y), boxRows: undefined, questionRow };

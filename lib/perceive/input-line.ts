@@ -5,7 +5,7 @@
  */
 import type { CellRule, Profile } from './profile.js';
 import { boundedExec, boundedTest } from './regex-safety.js';
-import { ScreenGrid, type ClassifierSnapshot, type ScreenCell } from './screen.js';
+import { ScreenGrid, trimSpacesEnd, withoutTrailingBorder, type ClassifierSnapshot, type ScreenCell } from './screen.js';
 
 export interface Suggestion {
   /** True when ghost cells are on the input line now. */
@@ -82,7 +82,8 @@ function findPrompt(grid: ScreenGrid, profile: Profile): InputLine | undefined {
   const x = Math.min(cursor.x, grid.cols);
   const left = grid.slice(y, 0, x);
   if (left.trim() === '') return undefined;
-  if (boundedTest(profile.prompt, left.replace(/\s+$/, ' '))) return lineAt(grid, profile, y, x, 'prompt');
+  const trimmed = left.trimEnd();
+  if (boundedTest(profile.prompt, trimmed.length < left.length ? `${trimmed} ` : left)) return lineAt(grid, profile, y, x, 'prompt');
   // Text typed after a prompt: the row starts with one and the cursor is past it.
   const m = boundedExec(profile.promptPrefix, grid.slice(y, 0, grid.cols));
   if (!m || m.index !== 0) return undefined;
@@ -111,13 +112,9 @@ function lineAt(grid: ScreenGrid, profile: Profile, y: number, inputX: number, v
   for (let x = inputX; x < row.length; x++) if (!ghost.has(x)) typed += row[x]?.ch ?? ' ';
   const suggestion: Suggestion | undefined =
     !grid.hasAttributes || rules.length === 0 ? undefined : ghostFrom < 0 ? { visible: false, text: '' } : { visible: true, text: grid.slice(y, ghostFrom, ghostTo).replace(/\s+/g, ' ').trim() };
-  return { y, via, inputX, typed: stripBorder(typed).trim(), suggestion };
+  return { y, via, inputX, typed: withoutTrailingBorder(typed).trim(), suggestion };
 }
 
-/** A composer drawn in a box ends with its right border. */
-function stripBorder(text: string): string {
-  return text.replace(/\s*[│┃║|]\s*$/u, '');
-}
 
 /**
  * The read side of a profile (`transformSnapshot`): ghost cells blanked on the input line when
@@ -144,6 +141,6 @@ export function transformSnapshot(snapshot: ClassifierSnapshot, profile: Profile
   for (let y = 0; y < grid.rows; y++) {
     if (dropRows.some((re) => boundedTest(re, grid.text(y)))) for (let x = 0; x < grid.cols; x++) blank(y, x);
   }
-  const lines = rows.map((row) => row.map((c) => c.ch).join('').replace(/ +$/, ''));
+  const lines = rows.map((row) => trimSpacesEnd(row.map((c) => c.ch).join('')));
   return snapshot.cells ? { ...snapshot, lines, cells: rows } : { ...snapshot, lines };
 }

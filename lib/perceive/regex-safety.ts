@@ -10,6 +10,8 @@
  * - three or more unbounded quantifiers in a row that can match the same characters with only
  *   optional parts between them: `\d+\d+\d+`, `.*\s*.*` (cubic and worse; two in a row, quadratic,
  *   is allowed because every match runs on input bounded by `MAX_MATCH_CHARS`);
+ * - a pattern that starts with an unbounded quantifier and no `^` (`\s+$`, `.*x`): every start
+ *   position scans ahead again, quadratic on a long run (1.4 ms for one 1000-column row here);
  * - backreferences (they make matching NP-hard) and patterns longer than `MAX_PATTERN_CHARS`.
  * The checker errs on the side of rejecting: a rejected pattern can always be rewritten.
  */
@@ -56,6 +58,7 @@ export function checkRegexSafety(source: string, flags = ''): RegexSafetyIssue[]
   }
   const issues: string[] = [];
   walk(ast, 0, issues);
+  if (startsUnanchoredUnbounded(ast)) issues.push('starts with an unbounded quantifier and no ^ (each start position rescans the input: quadratic); anchor it or drop the leading quantifier');
   return [...new Set(issues)].map((message) => ({ message }));
 }
 
@@ -70,6 +73,24 @@ export function boundedExec(re: RegExp, text: string): RegExpExecArray | null {
 }
 
 // ---- analysis ---------------------------------------------------------------------------------
+
+/** `\s+$`, `.*x`, `(?:a|\s+)b`: a match attempt at every position that each scans ahead. */
+function startsUnanchoredUnbounded(node: Node): boolean {
+  switch (node.t) {
+    case 'alt':
+      return node.branches.some(startsUnanchoredUnbounded);
+    case 'group':
+      return !node.look && startsUnanchoredUnbounded(node.body);
+    case 'seq': {
+      const head = node.items[0];
+      return head !== undefined && startsUnanchoredUnbounded(head);
+    }
+    case 'quant':
+      return node.max === Infinity;
+    default:
+      return false;
+  }
+}
 
 /** `repeated`: how many repeating quantifiers (max > 1) enclose this node. */
 function walk(node: Node, repeated: number, issues: string[]): void {

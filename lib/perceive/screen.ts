@@ -52,7 +52,7 @@ export class ScreenGrid {
     this.alternate = snapshot.alternate;
     this.hasAttributes = snapshot.cells !== undefined && snapshot.cells.length === snapshot.rows;
     this.#cells = this.hasAttributes ? (snapshot.cells as readonly (readonly ScreenCell[])[]) : snapshot.lines.slice(0, snapshot.rows).map((line) => cellsFromText(line, snapshot.cols));
-    for (let y = 0; y < this.rows; y++) this.#text.push(joinCells(this.row(y), 0, this.cols).replace(/ +$/, ''));
+    for (let y = 0; y < this.rows; y++) this.#text.push(trimSpacesEnd(joinCells(this.row(y), 0, this.cols)));
   }
 
   row(y: number): readonly ScreenCell[] {
@@ -114,6 +114,28 @@ export class ScreenGrid {
     }
     return 0;
   }
+}
+
+const BORDERS = new Set('│┃║|');
+
+/**
+ * `text` without trailing spaces. Not `replace(/ +$/, '')`: an unanchored ` +$` restarts at every
+ * space of a long inner run, quadratic (1.4 ms for one 1000-column row here), and a program can
+ * print such rows on purpose.
+ */
+export function trimSpacesEnd(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x20) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+/**
+ * `text` without trailing blanks and one trailing border character (a box's right edge). No
+ * regex: `\s*[│]\s*$` backtracks quadratically over a long run of blanks.
+ */
+export function withoutTrailingBorder(text: string): string {
+  const trimmed = text.trimEnd();
+  return BORDERS.has(trimmed.slice(-1)) ? trimmed.slice(0, -1).trimEnd() : trimmed;
 }
 
 function joinCells(row: readonly ScreenCell[], from: number, to: number): string {
