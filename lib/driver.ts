@@ -17,6 +17,9 @@ import type { ExitInfo } from './backend.js';
 import { SpawnBackend } from '../backends/spawn/spawn-backend.js';
 import { TmuxBackend, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
 import { AuditLog } from '../journal/audit-log.js';
+import { loadProfileFiles } from './profile-files.js';
+import type { ProfileSet } from './perceive/profile.js';
+import { sampleProcessActivity } from '../backends/tmux/process-activity.js';
 import { redactSecrets } from './policy/redact.js';
 import { Journal, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
 
@@ -69,6 +72,11 @@ export interface SessionInfo {
 const CREATE_KEYS: ReadonlySet<string> = new Set(['allowId', 'args', 'project', 'cwd', 'env', 'name', 'cols', 'rows', 'objective']);
 const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 const DEFAULT_TMUX_TIMEOUT_MS = 5000;
+
+/** A dialog digest as the journal stores it (hex, with a kind prefix). */
+function toDigest(digest: string): string {
+  return /^[0-9a-f]{16,128}$/.test(digest) ? `dialog:${digest}` : `dialog:${hashOf(digest).slice(0, 32)}`;
+}
 /** Drives re-attached at once by Driver.open (2 cores here; each attach is mostly waiting on tmux). */
 const RECONCILE_CONCURRENCY = 8;
 
@@ -94,6 +102,8 @@ export class Driver {
   private closed = false;
 
   private audit: AuditLog | undefined;
+  /** The perception profiles (profiles/*.json), loaded and checked once at open. */
+  private profiles!: ProfileSet;
 
   private constructor(
     private readonly journal: Journal,
@@ -118,6 +128,12 @@ export class Driver {
     const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
     if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
+    try {
+      driver.profiles = loadProfileFiles();
+    } catch (err) {
+      await driver.close();
+      throw err;
+    }
     const which = opts.reattach ?? 'all';
     if (which !== 'all' && (!Array.isArray(which) || which.some((n) => typeof n !== 'string'))) throw new UsageError('BAD_ARGUMENT', "reattach must be 'all' or a list of drive names");
     try {
@@ -187,6 +203,9 @@ export class Driver {
   /** A session wired to the journal: lease checked before input, transitions recorded. */
   private newSession(id: string, allowId: string, cols: number, rows: number, createdAt: number, firstSeq: number, interactions = 0): Session {
     const { config } = this.loaded;
+    const entry = config.allow.find((e) => e.id === allowId);
+    const j = this.journal;
+    let backendRef: { panePid(): number | undefined } | undefined;
     const session = new Session({
       id,
       allowId,
@@ -199,7 +218,18 @@ export class Driver {
       firstSeq,
       interactions,
       redact: config.redactSecrets,
-      limits: config.allow.find((e) => e.id === allowId)?.limits ?? {},
+      limits: entry?.limits ?? {},
+      profile: this.profiles.select({ profile: entry?.profile, allowId, binary: entry?.match.path }),
+      stuckMs: config.worker.stuckMs,
+      autoAnswer: entry?.autoAnswer ?? 'safe-only',
+      sampleActivity: () => {
+        const pid = backendRef?.panePid();
+        return pid === undefined ? undefined : sampleProcessActivity(pid, this.clock.now());
+      },
+      answers: {
+        count: (digest) => j.answerCount(id, toDigest(digest)),
+        record: (digest, key) => void j.recordAnswer(id, toDigest(digest), key.replace(/[^A-Za-z0-9_+-]/g, '+').slice(0, 32) || 'key'),
+      },
       onAction: (kind, payload, tags) => {
         const text = config.redactSecrets ? redactSecrets(payload).text : payload;
         this.audit?.record({ sessionId: id, kind, payload: text, tags });
@@ -212,7 +242,17 @@ export class Driver {
         this.journal.checkLease(id, token);
       },
     });
-    const j = this.journal;
+    session.on('bound', (backend) => {
+      backendRef = backend;
+    });
+    session.on('state', (status) => {
+      if (status.state === 'exited') return; // recorded by 'exit'
+      j.updateSession(id, { classification: { state: status.state, reason: status.reason } });
+      j.appendEvent(id, 'state', { state: status.state, reason: status.reason });
+    });
+    session.on('attention', (a) => {
+      j.appendEvent(id, 'attention', { kind: a.kind, reason: a.reason.toLowerCase().replace(/[^a-z0-9_.:-]/g, '_').slice(0, 64), confidence: a.confidence });
+    });
     session.on('exit', (exit) => {
       j.updateSession(id, { state: 'exited', exit, interactions: session.interactionCount });
       j.appendEvent(id, 'exit', { code: exit.code ?? -1, signal: exit.signal ?? 0 });

@@ -1,6 +1,11 @@
 export { Driver, type DriverOptions, type CreateOptions, type SessionInfo, type Logger } from './driver.js';
-export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents } from './session.js';
-export { classify as classifyScreen, type SessionStatus, type SessionState, type StatusSignals } from './perceive/status.js';
+export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents, type Attention } from './session.js';
+export { classifyScreen, CLASSIFIER_REASONS, type ScreenSignals, type ScreenVerdict, type ClassifierReason } from './perceive/classify-screen.js';
+export type { SessionStatus, SessionState } from './perceive/status.js';
+export { decideAutoAnswer, type AutoAnswerDecision, type AutoAnswerPolicy } from './perceive/auto-answer.js';
+export { loadProfileFiles } from './profile-files.js';
+export type { Profile } from './perceive/profile.js';
+export type { Dialog } from './perceive/dialog.js';
 export { loadConfig, defaultDataDir } from './load-config.js';
 export { validateConfig } from './policy/config.js';
 export { DriverConfigSchema, type DriverConfig, type DriverConfigInput, type AllowEntry } from './policy/config-schema.js';
