@@ -221,6 +221,7 @@ export class Driver {
       limits: entry?.limits ?? {},
       profile: this.profiles.select({ profile: entry?.profile, allowId, binary: entry?.match.path }),
       stuckMs: config.worker.stuckMs,
+      idleTtlMs: config.worker.idleTtlMs,
       autoAnswer: entry?.autoAnswer ?? 'safe-only',
       sampleActivity: () => {
         const pid = backendRef?.panePid();

@@ -103,6 +103,8 @@ export interface SessionInit {
   readonly stuckMs?: number;
   /** One sample of the pane's process tree (from /proc), or undefined once it is gone. */
   readonly sampleActivity?: () => ProcessActivitySample | undefined;
+  /** Evict a drive idle this long: same screen digest, no output, no CPU or I/O (worker.idleTtlMs). */
+  readonly idleTtlMs?: number;
   /** The allow entry's auto-answer policy (default safe-only). */
   readonly autoAnswer?: AutoAnswerPolicy;
   /** Answered-prompt memory (the journal): how often a dialog digest was answered; record one. */
@@ -195,6 +197,8 @@ export class Session {
   private activity: ProcessActivity | undefined;
   private watchTimer: { cancel(): void } | undefined;
   private stuckTimer: { cancel(): void } | undefined;
+  private reapTimer: { cancel(): void } | undefined;
+  private readonly idleTtlMs: number | undefined;
   private published: SessionStatus | undefined;
   private answering = false;
 
@@ -221,6 +225,7 @@ export class Session {
     this.limits = init.limits ?? {};
     this.profile = init.profile ?? GENERIC_PROFILE;
     this.stuckMs = init.stuckMs ?? 30_000;
+    this.idleTtlMs = init.idleTtlMs;
     this.sampleActivity = init.sampleActivity ?? (() => undefined);
     this.autoAnswer = init.autoAnswer ?? 'safe-only';
     this.answers = init.answers ?? { count: () => 0, record: () => undefined };
@@ -559,6 +564,8 @@ export class Session {
     this.watchTimer = undefined;
     this.stuckTimer?.cancel();
     this.stuckTimer = undefined;
+    this.reapTimer?.cancel();
+    this.reapTimer = undefined;
   }
 
   /** Output stopped: sample the process tree, publish the state, answer or escalate a dialog. */
@@ -571,6 +578,28 @@ export class Session {
     const status = this.publish();
     // Busy or hung is decided stuckMs later, unless the program plainly waits for input.
     if (status.state !== 'awaiting-input' && status.state !== 'exited') this.armStuckCheck(last);
+    this.armReaper(last);
+  }
+
+  /**
+   * The idle reaper: one timer per quiet period. It evicts only a drive whose screen digest did not
+   * change, that printed nothing, and whose process tree used no CPU and did no I/O all along:
+   * a busy or still-changing drive is never reaped.
+   */
+  private armReaper(quietSince: number): void {
+    const ttl = this.idleTtlMs;
+    if (ttl === undefined) return;
+    this.reapTimer?.cancel();
+    const digest = this.mirror.digest();
+    const before = this.quietSample;
+    this.reapTimer = this.clock.after(ttl, () => {
+      this.reapTimer = undefined;
+      if (this.phase !== 'live' || Math.max(this.lastOutputAt, this.lastChangeAt) > quietSince) return;
+      if (this.mirror.digest() !== digest) return;
+      const after = this.sampleActivity();
+      if (before && after && compareActivity(before, after).busy !== 'idle') return this.armReaper(quietSince);
+      void this.evict('worker.idleTtlMs').catch(() => undefined);
+    });
   }
 
   private armStuckCheck(quietSince: number): void {

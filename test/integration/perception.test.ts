@@ -133,3 +133,24 @@ describe('perception on real programs', () => {
     await s.kill();
   });
 });
+
+describe('the idle reaper', () => {
+  it('evicts an idle drive after idleTtlMs, and never a CPU-busy one or one whose screen keeps changing', async () => {
+    const t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })], { worker: { idleTtlMs: 1500, stuckMs: 60_000 } });
+    try {
+      const idle = await t.driver.create({ allowId: 'bash', args: BASH, name: 'idle' });
+      const busy = await t.driver.create({ allowId: 'bash', args: BASH, name: 'busy' });
+      const ticking = await t.driver.create({ allowId: 'bash', args: BASH, name: 'ticking' });
+      for (const s of [idle, busy, ticking]) await s.wait({ forText: '$ ' });
+      await busy.sendText('while :; do :; done', { submit: true });
+      await ticking.sendText('while :; do date +%N; sleep 0.3; done', { submit: true });
+      await new Promise((r) => setTimeout(r, 1500 + 2500));
+      const states = Object.fromEntries(t.driver.list().map((i) => [i.id, i]));
+      expect(states.idle).toMatchObject({ state: 'failed', reason: 'evicted:worker.idleTtlMs' });
+      expect(states.busy?.state).toBe('live');
+      expect(states.ticking?.state).toBe('live');
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
