@@ -15,10 +15,11 @@ import { settleLatency } from './settle-latency.js';
 import { journalAppend } from './journal-append.js';
 import { reattach } from './reattach.js';
 import { formatTable } from './format-table.js';
+import { launchCost } from './launch-cost.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {
