@@ -16,10 +16,11 @@ import { journalAppend } from './journal-append.js';
 import { reattach } from './reattach.js';
 import { formatTable } from './format-table.js';
 import { launchCost } from './launch-cost.js';
+import { sshBench } from './ssh.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {

@@ -16,8 +16,10 @@ import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
 import { SpawnBackend } from '../backends/spawn/spawn-backend.js';
 import { TmuxBackend, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
+import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../backends/ssh/ssh-host.js';
+import { planRemoteLaunch } from '../backends/ssh/remote-launch.js';
 import { AuditLog } from '../journal/audit-log.js';
-import { loadProfileFiles } from './profile-files.js';
+import { builtinProfilesDir, loadProfileFiles } from './profile-files.js';
 import type { ProfileSet } from './perceive/profile.js';
 import { sampleProcessActivity } from '../backends/tmux/process-activity.js';
 import { redactSecrets } from './policy/redact.js';
@@ -39,6 +41,8 @@ export interface DriverOptions {
    */
   readonly reattach?: 'all' | readonly string[];
   readonly clock?: Clock;
+  /** Extra profile directories loaded after the built-in one (ids stay unique across them). */
+  readonly profileDirs?: readonly string[];
 }
 
 export interface Logger {
@@ -99,6 +103,8 @@ export class Driver {
   private readonly sessions = new Map<string, Session>();
   /** Fencing token of each drive this process holds. */
   private readonly leases = new Map<string, number>();
+  /** One ssh transport (ControlMaster) per remote host, made on first use. */
+  private readonly sshHosts = new Map<string, SshHost>();
   private closed = false;
 
   private audit: AuditLog | undefined;
@@ -123,13 +129,15 @@ export class Driver {
     if (canonical.config.unsafeDisableSandbox) {
       logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
     }
+    const hostProblems = checkHosts(canonical.config);
+    if (hostProblems.length > 0) throw new UsageError('BAD_ARGUMENT', `config: ${hostProblems.join('; ')}`);
     const timeout = opts.tmuxTimeoutMs ?? DEFAULT_TMUX_TIMEOUT_MS;
     if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('BAD_ARGUMENT', 'tmuxTimeoutMs must be a positive number');
     const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
     if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
     try {
-      driver.profiles = loadProfileFiles();
+      driver.profiles = opts.profileDirs && opts.profileDirs.length > 0 ? loadProfileFiles([builtinProfilesDir(), ...opts.profileDirs]) : loadProfileFiles();
     } catch (err) {
       await driver.close();
       throw err;
@@ -171,6 +179,8 @@ export class Driver {
     this.leases.set(rec.id, token);
     const session = this.newSession(rec.id, rec.allowId, this.loaded.config.defaults.cols, this.loaded.config.defaults.rows, rec.createdAt, this.journal.lastSeq(rec.id) + 1, rec.interactions);
     this.sessions.set(rec.id, session);
+    const remoteId = rec.backend === 'tmux' ? hostIdOfJournalSocket(this.loaded.dataDir, rec.socketPath) : undefined;
+    if (remoteId !== undefined) return this.reconcileRemote(rec, remoteId, session);
     const alive = rec.backend === 'tmux' && this.tmuxPath !== undefined && (await socketAnswers(rec.socketPath, this.tmuxTimeoutMs));
     if (!alive) {
       // A host killed inside create() can leave a tmux still starting (its socket not yet bound):
@@ -193,6 +203,61 @@ export class Driver {
       this.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
       session.markFailed('reattach_failed');
     }
+  }
+
+  /**
+   * A remote drive: its server answers over the host's ssh channel → attach (stale control clients
+   * ended there); gone → failed; the host unreachable → the row stays as it was, for a later open.
+   */
+  private async reconcileRemote(rec: SessionRecord, hostId: string, session: Session): Promise<void> {
+    let host: SshHost;
+    try {
+      host = this.sshHost(hostId);
+    } catch {
+      this.journal.markFailed(rec.id, 'host_unknown');
+      session.markFailed('host_unknown');
+      return;
+    }
+    const probe = await host.probeSocket(`${remoteSocketDir(host.config)}/${rec.id}.sock`);
+    if (probe !== 'alive') {
+      if (probe === 'gone') {
+        this.journal.markFailed(rec.id, 'server_gone');
+        this.journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
+      }
+      session.markFailed(probe === 'gone' ? 'server_gone' : 'host_unreachable');
+      const token = this.leases.get(rec.id);
+      if (probe !== 'gone' && token !== undefined) {
+        this.journal.releaseLease(rec.id, token); // not ours to fail: a later open retries
+        this.leases.delete(rec.id);
+      }
+      return;
+    }
+    try {
+      const backend = await TmuxBackend.attach(this.remoteTarget(host, rec.id, Driver.clientEnv()), session.listener);
+      session.bind(backend);
+      session.markGap('reattach');
+      this.journal.updateSession(rec.id, { state: 'live' });
+      this.journal.appendEvent(rec.id, 'reattach', {});
+    } catch (err) {
+      this.journal.markFailed(rec.id, 'reattach_failed');
+      this.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
+      session.markFailed('reattach_failed');
+    }
+  }
+
+  private sshHost(id: string): SshHost {
+    let host = this.sshHosts.get(id);
+    if (!host) {
+      const cfg = this.loaded.config.hosts.find((h) => h.id === id);
+      if (!cfg) throw new UsageError('BAD_ARGUMENT', `no host "${id}" in the config's hosts`);
+      host = new SshHost(cfg, this.loaded.dataDir, this.tmuxTimeoutMs);
+      this.sshHosts.set(id, host);
+    }
+    return host;
+  }
+
+  private remoteTarget(host: SshHost, name: string, env: Record<string, string>) {
+    return { tmuxPath: 'tmux', socketDir: remoteSocketDir(host.config), name, clock: this.clock, timeoutMs: this.tmuxTimeoutMs * 2, env, host };
   }
 
   private tmuxTarget(name: string, env: Record<string, string>) {
@@ -223,6 +288,10 @@ export class Driver {
       stuckMs: config.worker.stuckMs,
       idleTtlMs: config.worker.idleTtlMs,
       autoAnswer: entry?.autoAnswer ?? 'safe-only',
+      readMode: config.drive.readMode,
+      notify: config.drive.notify,
+      heartbeatNotifyMs: config.drive.heartbeatNotifyMs,
+      maxCostUsd: config.drive.maxCostUsd,
       sampleActivity: () => {
         const pid = backendRef?.panePid();
         return pid === undefined ? undefined : sampleProcessActivity(pid, this.clock.now());
@@ -259,7 +328,29 @@ export class Driver {
       j.appendEvent(id, 'exit', { code: exit.code ?? -1, signal: exit.signal ?? 0 });
       if (exit.code !== null && exit.code !== 0) j.recordIncident(id, 'nonzero_exit', { code: exit.code });
     });
+    session.on('outcome', (o) => {
+      // Machine tags only: the verdict, its reason token, counts.
+      j.appendEvent(id, 'outcome', {
+        outcome: o.outcome,
+        reason: o.reason.toLowerCase().replace(/[^a-z0-9_.:-]/g, '_').slice(0, 64),
+        elapsed_ms: o.elapsedMs,
+        interactions: o.interactions,
+        ...(o.exit ? { code: o.exit.code ?? -1, signal: o.exit.signal ?? 0 } : {}),
+      });
+    });
     session.on('lost', (reason) => {
+      if (reason.startsWith('channel_lost')) {
+        // A remote drive whose ssh channel ended: it keeps running there. The row stays detached
+        // and the lease is let go, so the next Driver.open re-attaches it (no second copy).
+        j.updateSession(id, { state: 'detached' });
+        j.recordIncident(id, 'control_lost', {});
+        const lease = this.leases.get(id);
+        if (lease !== undefined) {
+          j.releaseLease(id, lease);
+          this.leases.delete(id);
+        }
+        return;
+      }
       const token = reason === 'server_gone' ? 'server_gone' : 'control_lost';
       j.markFailed(id, token);
       j.recordIncident(id, token === 'server_gone' ? 'server_gone' : 'control_lost', {});
@@ -289,6 +380,11 @@ export class Driver {
 
   get config(): DriverConfig {
     return this.loaded.config;
+  }
+
+  /** The journal's content-free events of a drive (machine tags only), in order. */
+  events(id: string, opts: { readonly afterSeq?: number; readonly limit?: number } = {}): ReturnType<Journal['events']> {
+    return this.journal.events(id, opts);
   }
 
   get dataDir(): string {
@@ -324,14 +420,16 @@ export class Driver {
     if (existing && NON_TERMINAL_STATES.includes(existing.state)) {
       throw new SessionError('NAME_IN_USE', `a drive named "${name}" is still ${existing.state} (held by another host or detached); pick another name`, { name });
     }
-    const plan = planLaunch({ config, dataDir: this.loaded.dataDir, bwrapPath: this.bwrapPath }, opts);
+    const requested = config.allow.find((e) => e.id === opts.allowId);
+    const remote = requested?.host === undefined ? undefined : this.sshHost(requested.host);
+    const plan = remote ? await planRemoteLaunch(remote, config, opts) : planLaunch({ config, dataDir: this.loaded.dataDir, bwrapPath: this.bwrapPath }, opts);
     const entryCap = plan.entry.limits.maxSessions;
     if (entryCap !== undefined && [...this.sessions.values()].filter((s) => s.lifecycle === 'live' && s.allowId === plan.entry.id).length >= entryCap) {
       throw new PolicyError('LIMIT_REACHED', `allow entry "${plan.entry.id}" allows ${entryCap} live session(s) (limits.maxSessions): kill one first`, { cap: 'limits.maxSessions' });
     }
     // `backend: spawn` on the entry, or tmux missing here: the program runs on a host-owned pty
     // (non-durable, said loudly) rather than the request failing.
-    const spawned = plan.entry.backend === 'spawn' || this.tmuxPath === undefined;
+    const spawned = !remote && (plan.entry.backend === 'spawn' || this.tmuxPath === undefined);
     if (spawned && plan.entry.backend !== 'spawn') {
       this.logger.warn(`tmux is not installed: drive "${name}" runs on the spawn backend and is not durable (it ends with this host; no re-attach, no operator attach)`, { name });
     }
@@ -343,7 +441,7 @@ export class Driver {
     this.journal.upsertSession({
       id: name,
       name,
-      socketPath: spawned ? join(this.loaded.dataDir, 'spawn', name) : socketPathFor(socketDir, name),
+      socketPath: spawned ? join(this.loaded.dataDir, 'spawn', name) : remote ? journalSocketFor(this.loaded.dataDir, remote.id, name) : socketPathFor(socketDir, name),
       allowId: plan.entry.id,
       argvHash: hashOf([plan.binary, ...(opts.args ?? [])]),
       objectiveHash: opts.objective === undefined ? null : hashOf(opts.objective),
@@ -362,7 +460,9 @@ export class Driver {
             { argv: plan.argv, env: plan.env, cwd: plan.cwd, cols, rows, name, clock: this.clock, timeoutMs: this.tmuxTimeoutMs, terminalModes: () => session.inputModes() },
             session.listener,
           )
-        : await TmuxBackend.launch({ ...this.tmuxTarget(name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener);
+        : remote
+          ? await TmuxBackend.launch({ ...this.remoteTarget(remote, name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener)
+          : await TmuxBackend.launch({ ...this.tmuxTarget(name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener);
       session.bind(backend);
     } catch (err) {
       this.journal.markFailed(name, 'launch_failed');

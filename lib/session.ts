@@ -22,16 +22,33 @@ import { GENERIC_PROFILE, type Profile } from './perceive/profile.js';
 import { transformSnapshot } from './perceive/input-line.js';
 import type { Suggestion } from './perceive/input-line.js';
 import { redactSecrets } from './policy/redact.js';
+import { readCost } from './perceive/cost.js';
+import { DEFAULT_MAX_BYTES, MAX_READ_BYTES, READ_MODES, capDiff, capTail, diffRows, digestRows, renderDiffRow, type ReadMode, type ScreenDiff } from './read-modes.js';
+
+export type { ReadMode, ScreenDiff, DiffRow } from './read-modes.js';
 
 export type ReadFormat = 'text' | 'ansi' | 'html';
 
 export interface ReadOptions {
+  /**
+   * `full` (the screen, with `scrollback` lines of history, in any `format`), `digest` (the visible
+   * rows right-trimmed, trailing blank rows dropped) or `diff` (the digest rows changed since this
+   * caller's previous read). Default: config `drive.readMode` (digest); `full` when a non-text
+   * `format` or a `scrollback` is asked for.
+   */
+  readonly mode?: ReadMode;
   readonly format?: ReadFormat;
   readonly scrollback?: number | 'all';
+  /** Byte cap of the content (default 16 KiB for digest and diff, 64 KiB for full). */
+  readonly maxBytes?: number;
+  /** Whose previous read a `diff` is against (default 'default'; at most 64 callers are remembered). */
+  readonly caller?: string;
 }
 
 export interface ReadResult {
+  /** full/digest: the screen text; diff: one `@<row> <text>` line per changed row. */
   readonly content: string;
+  readonly mode: ReadMode;
   readonly format: ReadFormat;
   readonly cols: number;
   readonly rows: number;
@@ -44,6 +61,10 @@ export interface ReadResult {
   readonly untrusted: true;
   /** Ghost text (dim cells on the input line): a suggestion, never typed input. */
   readonly suggestion?: Suggestion;
+  /** Present when the content was cut to `maxBytes` (the top/oldest part is dropped). */
+  readonly truncated?: { readonly droppedBytes: number };
+  /** diff mode: the rows changed (redacted text) and removed since this caller's previous read. */
+  readonly diff?: ScreenDiff;
 }
 
 export interface SendTextOptions {
@@ -109,7 +130,53 @@ export interface SessionInit {
   readonly autoAnswer?: AutoAnswerPolicy;
   /** Answered-prompt memory (the journal): how often a dialog digest was answered; record one. */
   readonly answers?: { count(digest: string): number; record(digest: string, key: string): void };
+  /** The default read mode (config `drive.readMode`, default digest). */
+  readonly readMode?: ReadMode;
+  /** Which events reach the `notification` stream (config `drive.notify`, default terminal). */
+  readonly notify?: NotifyPolicy;
+  /** A content-free `heartbeat` every this many ms while the drive is live (config `drive.heartbeatNotifyMs`); absent/0 = none. */
+  readonly heartbeatNotifyMs?: number;
+  /** Spend ceiling (config `drive.maxCostUsd`), enforced through the profile's `cost` reading; null/absent = uncapped. */
+  readonly maxCostUsd?: number | null;
 }
+
+export type NotifyPolicy = 'terminal' | 'all' | 'none';
+
+/**
+ * A drive's verdict, emitted once per drive: `done` (exited 0), `needs-you` (an escalation: a
+ * destructive/approval/auth dialog, the loop guard, a stuck program, the cost limit) or `failed`
+ * (nonzero exit or signal, server gone, control lost, an eviction). Content-free: `reason` is a
+ * machine token.
+ */
+export interface DriveOutcome {
+  readonly outcome: 'done' | 'needs-you' | 'failed';
+  readonly reason: string;
+  /** Since the session object was created (this host). */
+  readonly elapsedMs: number;
+  readonly interactions: number;
+  readonly exit?: ExitInfo;
+  /** The dialog kind, for a dialog escalation. */
+  readonly dialog?: string;
+  /** The last cost reading (USD), when the profile reads one. */
+  readonly costUsd?: number;
+}
+
+/** The periodic content-free digest of a long drive (config `drive.heartbeatNotifyMs`). */
+export interface Heartbeat {
+  readonly elapsedMs: number;
+  /** Since the program last printed (or since the start, when it never did). */
+  readonly lastActivityMs: number;
+  readonly interactions: number;
+  readonly state: SessionStatus['state'];
+  readonly reason: string;
+  readonly costUsd?: number;
+}
+
+/** What reaches a person, by the `notify` policy; content-free. An escalation always does. */
+export type Notification =
+  | ({ readonly kind: 'outcome' } & DriveOutcome)
+  | { readonly kind: 'attention'; readonly escalation: boolean; readonly attention: Attention }
+  | ({ readonly kind: 'heartbeat' } & Heartbeat);
 
 /** Content-free: a state that needs a person or an end, with its confidence and machine reason. */
 export interface Attention {
@@ -138,7 +205,21 @@ export type SessionEvents = {
   attention: [attention: Attention];
   /** A dialog was answered automatically (its structural digest and the keys sent). */
   answered: [digest: string, keys: readonly string[]];
+  /** The drive's verdict: exactly once per drive (the first terminal verdict wins). */
+  outcome: [outcome: DriveOutcome];
+  /** Every `heartbeatNotifyMs` while the drive is live. */
+  heartbeat: [heartbeat: Heartbeat];
+  /** What the `notify` policy lets through (outcomes, attention, heartbeats). */
+  notification: [notification: Notification];
 };
+
+/** Escalation reasons of the auto-answer policy that make a drive `needs-you`. */
+const NEEDS_YOU_DIALOG: ReadonlySet<string> = new Set(['destructive', 'approval', 'auth', 'loop_guard']);
+const TOKEN = /^[a-z0-9_.:-]{1,64}$/;
+/** Diff baselines kept per session (one per caller). */
+const MAX_DIFF_CALLERS = 64;
+/** After the cost limit interrupts the program, how long it gets to stop before the drive is evicted. */
+const COST_STOP_GRACE_MS = 2000;
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 15_000;
 export const MAX_WAIT_TIMEOUT_MS = 600_000;
@@ -201,6 +282,17 @@ export class Session {
   private readonly idleTtlMs: number | undefined;
   private published: SessionStatus | undefined;
   private answering = false;
+  private readonly readMode: ReadMode;
+  private readonly notifyPolicy: NotifyPolicy;
+  private readonly heartbeatNotifyMs: number;
+  private readonly maxCostUsd: number | null;
+  private readonly startedAt: number;
+  private heartbeatTimer: { cancel(): void } | undefined;
+  private outcomeValue: DriveOutcome | undefined;
+  private costUsd: number | undefined;
+  private costStopping = false;
+  /** Per caller: the digest rows its last diff delivered (undefined = not delivered, resent next time). */
+  private readonly diffBase = new Map<string, (string | undefined)[]>();
 
   constructor(init: SessionInit) {
     this.id = init.id;
@@ -229,6 +321,12 @@ export class Session {
     this.sampleActivity = init.sampleActivity ?? (() => undefined);
     this.autoAnswer = init.autoAnswer ?? 'safe-only';
     this.answers = init.answers ?? { count: () => 0, record: () => undefined };
+    this.readMode = init.readMode ?? 'digest';
+    if (!READ_MODES.includes(this.readMode)) throw new UsageError('BAD_ARGUMENT', `readMode must be one of ${READ_MODES.join(', ')}`);
+    this.notifyPolicy = init.notify ?? 'terminal';
+    this.heartbeatNotifyMs = init.heartbeatNotifyMs ?? 0;
+    this.maxCostUsd = init.maxCostUsd ?? null;
+    this.startedAt = this.clock.now();
     // Nothing has been seen yet: a re-attached drive is not "producing" because we just arrived.
     this.lastOutputAt = this.lastChangeAt = Number.NEGATIVE_INFINITY;
     this.mirror.onChange(() => {
@@ -244,6 +342,17 @@ export class Session {
     this.backend = backend;
     this.emitter.emit('bound', backend);
     this.armWatch();
+    this.armHeartbeat();
+  }
+
+  /** The drive's verdict once there is one (done | needs-you | failed); it never changes after. */
+  get outcome(): DriveOutcome | undefined {
+    return this.outcomeValue;
+  }
+
+  /** The last cost reading (USD) from the profile's `cost` rule, when there is one. */
+  get cost(): number | undefined {
+    return this.costUsd;
   }
 
   get backendKind(): 'tmux' | 'spawn' {
@@ -278,6 +387,7 @@ export class Session {
     this.evictedBecause = `evicted:${cap}`;
     this.transcriptRing.append('incident', undefined, { code: 'evicted', cap });
     this.emitter.emit('incident', 'evicted', { cap });
+    this.settle('failed', `evicted:${cap}`);
     await this.kill();
   }
 
@@ -342,6 +452,8 @@ export class Session {
     this.emitter.emit('exit', info);
     this.stopWatch();
     this.publish();
+    if (info.code === 0) this.settle('done', 'exit_0');
+    else this.settle('failed', info.code !== null ? 'nonzero_exit' : info.signal !== null ? 'signal' : 'exit_unknown');
   }
 
   /** Marks a drive whose server is gone (found so on re-attach). @internal */
@@ -367,6 +479,7 @@ export class Session {
     this.emitter.emit('lost', reason);
     this.stopWatch();
     this.publish();
+    this.settle('failed', TOKEN.test(reason) ? reason : 'control_lost');
   }
 
   private onIncident(code: string, detail: Record<string, unknown>): void {
@@ -387,20 +500,53 @@ export class Session {
     if (format !== 'text' && format !== 'ansi' && format !== 'html') throw new UsageError('BAD_ARGUMENT', `read format "${String(format)}" is not one of text, ansi, html`);
     const scrollback = opts.scrollback ?? 0;
     if (scrollback !== 'all' && (!Number.isInteger(scrollback) || scrollback < 0)) throw new UsageError('BAD_ARGUMENT', 'scrollback must be a non-negative integer or "all"');
+    // A non-text format or history is a full read; otherwise the configured mode.
+    const mode: ReadMode = opts.mode ?? (format !== 'text' || scrollback !== 0 ? 'full' : this.readMode);
+    if (!READ_MODES.includes(mode)) throw new UsageError('BAD_ARGUMENT', `read mode "${String(mode)}" is not one of ${READ_MODES.join(', ')}`);
+    if (mode !== 'full' && (format !== 'text' || scrollback !== 0)) throw new UsageError('BAD_ARGUMENT', `read mode "${mode}" is text of the visible screen: format ${format} and scrollback need mode "full"`);
+    const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES[mode];
+    if (!Number.isInteger(maxBytes) || maxBytes < 64 || maxBytes > MAX_READ_BYTES) throw new UsageError('BAD_ARGUMENT', `maxBytes must be an integer from 64 to ${MAX_READ_BYTES}`);
+    const caller = opts.caller ?? 'default';
+    if (typeof caller !== 'string' || caller.length === 0 || caller.length > 64) throw new UsageError('BAD_ARGUMENT', 'caller must be a string of 1 to 64 characters');
     const snap = this.mirror.snapshot({ format, scrollback });
     const verdict = this.status();
     // Ghost text is reported apart and, where the profile says so, left out of the text.
     let raw = snap.content;
+    let visibleRows: readonly string[] = snap.lines;
     if (format === 'text' && (this.profile.transform.stripGhost || this.profile.transform.dropRows.length > 0)) {
       const visible = snap.lines.length;
       const t = transformSnapshot({ ...snap, cells: this.mirror.cells().cells }, this.profile);
       const all = snap.content.split('\n');
       raw = [...all.slice(0, all.length - visible), ...t.lines].join('\n');
+      visibleRows = t.lines;
     }
-    const { text: content, count: redactions } = this.redact ? redactSecrets(raw) : { text: raw, count: 0 };
+    if (mode !== 'full') raw = digestRows(visibleRows).join('\n');
+    const { text: redacted, count: redactions } = this.redact ? redactSecrets(raw) : { text: raw, count: 0 };
     const suggestion: Suggestion | undefined = verdict.suggestion ? { ...verdict.suggestion, text: this.redact ? redactSecrets(verdict.suggestion.text).text : verdict.suggestion.text } : undefined;
+    let content: string;
+    let droppedBytes = 0;
+    let diff: ScreenDiff | undefined;
+    if (mode === 'diff') {
+      // Rows of the redacted digest (a multi-line secret is one row once redacted).
+      const rows = redacted === '' ? [] : redacted.split('\n');
+      const full = diffRows(this.diffBase.get(caller), rows);
+      const capped = capDiff(full.changed, maxBytes);
+      droppedBytes = capped.droppedBytes;
+      const base: (string | undefined)[] = [...rows];
+      for (const d of capped.dropped) base[d.row] = undefined; // not delivered: reported again next time
+      this.diffBase.delete(caller);
+      if (this.diffBase.size >= MAX_DIFF_CALLERS) this.diffBase.delete(this.diffBase.keys().next().value as string);
+      this.diffBase.set(caller, base);
+      diff = { first: full.first, changed: capped.kept, removed: full.removed };
+      content = capped.kept.map(renderDiffRow).join('\n');
+    } else {
+      const capped = capTail(redacted, maxBytes);
+      content = capped.text;
+      droppedBytes = capped.droppedBytes;
+    }
     return {
       content,
+      mode,
       format,
       cols: snap.cols,
       rows: snap.rows,
@@ -410,6 +556,8 @@ export class Session {
       redactions,
       untrusted: true,
       ...(suggestion ? { suggestion } : {}),
+      ...(droppedBytes > 0 ? { truncated: { droppedBytes } } : {}),
+      ...(diff ? { diff } : {}),
     };
   }
 
@@ -476,6 +624,7 @@ export class Session {
     this.onAction('kill', '', {});
     const backend = this.backend;
     this.phase = 'killed';
+    this.stopWatch();
     for (const l of this.activityListeners) l();
     try {
       if (backend) await backend.kill();
@@ -490,6 +639,7 @@ export class Session {
     if (this.phase === 'killed' || this.phase === 'detached') return;
     const backend = this.backend;
     this.phase = 'detached';
+    this.stopWatch();
     for (const l of this.activityListeners) l();
     try {
       if (backend) await backend.detach();
@@ -566,6 +716,85 @@ export class Session {
     this.stuckTimer = undefined;
     this.reapTimer?.cancel();
     this.reapTimer = undefined;
+    this.heartbeatTimer?.cancel();
+    this.heartbeatTimer = undefined;
+  }
+
+  // ---- outcomes, heartbeats, notifications, cost ------------------------------------------------
+
+  /** Records the drive's verdict: the first one wins, later ones are ignored (exactly once per drive). */
+  private settle(outcome: DriveOutcome['outcome'], reason: string, extra: { readonly dialog?: string } = {}): void {
+    if (this.outcomeValue) return;
+    const o: DriveOutcome = {
+      outcome,
+      reason: TOKEN.test(reason) ? reason : 'unknown',
+      elapsedMs: Math.round(this.clock.now() - this.startedAt),
+      interactions: this.interactions,
+      ...(this.exitInfo ? { exit: this.exitInfo } : {}),
+      ...(extra.dialog ? { dialog: extra.dialog } : {}),
+      ...(this.costUsd !== undefined ? { costUsd: this.costUsd } : {}),
+    };
+    this.outcomeValue = o;
+    this.transcriptRing.append('state', undefined, { outcome, reason: o.reason });
+    this.emitter.emit('outcome', o);
+    // An escalation always reaches a person; done/failed unless the policy is none.
+    if (outcome === 'needs-you' || this.notifyPolicy !== 'none') this.emitter.emit('notification', { kind: 'outcome', ...o });
+  }
+
+
+  /**
+   * The user-facing heartbeat: ONE timer per drive, armed at bind and re-armed only when it fires.
+   * It is a deliberate periodic notification for long drives, not a poll: it reads no screen (the
+   * state is the last published classification) and stops when the drive ends.
+   */
+  private armHeartbeat(): void {
+    const every = this.heartbeatNotifyMs;
+    if (!(every > 0) || this.heartbeatTimer || this.phase !== 'live') return;
+    this.heartbeatTimer = this.clock.after(every, () => {
+      this.heartbeatTimer = undefined;
+      if (this.phase !== 'live') return;
+      const now = this.clock.now();
+      const st = this.published;
+      const hb: Heartbeat = {
+        elapsedMs: Math.round(now - this.startedAt),
+        lastActivityMs: Math.round(now - (Number.isFinite(this.lastOutputAt) ? this.lastOutputAt : this.startedAt)),
+        interactions: this.interactions,
+        state: st?.state ?? 'working',
+        reason: st?.reason ?? 'starting',
+        ...(this.costUsd !== undefined ? { costUsd: this.costUsd } : {}),
+      };
+      this.emitter.emit('heartbeat', hb);
+      if (this.notifyPolicy === 'all') this.emitter.emit('notification', { kind: 'heartbeat', ...hb });
+      this.armHeartbeat();
+    });
+  }
+
+  /**
+   * Reads the profile's cost line on a settled screen; past `maxCostUsd` the drive escalates
+   * (needs-you, cost_limit) and is stopped: interrupted, then evicted (killed) after a short grace.
+   */
+  private checkCost(): void {
+    if (!this.profile.cost || this.phase !== 'live') return;
+    const reading = readCost(this.mirror.snapshot({ format: 'text' }), this.profile);
+    if (reading === undefined) return;
+    this.costUsd = reading;
+    const cap = this.maxCostUsd;
+    if (cap === null || reading <= cap || this.costStopping) return;
+    this.costStopping = true;
+    this.transcriptRing.append('incident', undefined, { code: 'cost_limit' });
+    this.emitter.emit('incident', 'cost_limit', { limitUsd: cap, costUsd: reading });
+    const a: Attention = { kind: 'input_needed', confidence: 'high', reason: 'cost_limit' };
+    this.attention(a);
+    void (async () => {
+      try {
+        this.onAction('signal', 'interrupt', { cap: 'drive.maxCostUsd' });
+        await this.backend?.signal('interrupt');
+        await this.waitFor({ forExit: true, timeoutMs: COST_STOP_GRACE_MS, echoAllowed: false });
+      } catch {
+        /* it is evicted below either way */
+      }
+      await this.evict('drive.maxCostUsd').catch(() => undefined);
+    })();
   }
 
   /** Output stopped: sample the process tree, publish the state, answer or escalate a dialog. */
@@ -576,6 +805,7 @@ export class Session {
     this.quietSample = this.sampleActivity();
     this.activity = undefined;
     const status = this.publish();
+    this.checkCost();
     // Busy or hung is decided stuckMs later, unless the program plainly waits for input.
     if (status.state !== 'awaiting-input' && status.state !== 'exited') this.armStuckCheck(last);
     this.armReaper(last);
@@ -637,8 +867,14 @@ export class Session {
     return status;
   }
 
+  /** Emits `attention`; an escalation (dialog, stuck, cost limit) makes the outcome needs-you. */
   private attention(a: Attention): void {
     this.emitter.emit('attention', a);
+    const escalation = isEscalation(a);
+    const hadOutcome = this.outcomeValue !== undefined;
+    if (escalation) this.settle('needs-you', a.kind === 'stuck' ? 'stuck' : a.reason, a.dialog ? { dialog: a.dialog } : {});
+    // all: every attention; otherwise only an escalation that did not just become the outcome.
+    if (this.notifyPolicy === 'all' || (escalation && hadOutcome)) this.emitter.emit('notification', { kind: 'attention', escalation, attention: a });
   }
 
   /**
@@ -855,6 +1091,12 @@ export class Session {
       onActivity();
     });
   }
+}
+
+/** Attention that needs a person whatever the policy: a dangerous dialog, the loop guard, a stuck program, the cost limit. */
+function isEscalation(a: Attention): boolean {
+  if (a.kind === 'stuck' || a.reason === 'cost_limit') return true;
+  return a.kind === 'input_needed' && a.reason.startsWith('dialog_') && NEEDS_YOU_DIALOG.has(a.reason.slice('dialog_'.length));
 }
 
 function lastLine(text: string): string {

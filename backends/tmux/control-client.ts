@@ -21,6 +21,11 @@ export interface ControlClientOptions {
   readonly onEvent: (event: ControlEvent) => void;
   /** The client process ended (EOF on its stdout); `reason` from %exit when tmux gave one. */
   readonly onClosed: (reason: string | undefined) => void;
+  /**
+   * How to run `tmux <args>` (the command runner): absent, tmuxPath locally with `env`; a remote
+   * drive passes the ssh-wrapped argv (backends/ssh).
+   */
+  readonly command?: (args: readonly string[]) => { readonly file: string; readonly args: readonly string[]; readonly env: Readonly<Record<string, string>> };
 }
 
 export class ControlClient {
@@ -33,8 +38,10 @@ export class ControlClient {
   private readonly closedPromise: Promise<void>;
 
   private constructor(private readonly opts: ControlClientOptions, ready: (err?: Error) => void) {
-    this.child = spawn(opts.tmuxPath, ['-u', '-S', opts.socket, '-C', 'attach-session', '-t', opts.session], {
-      env: { ...opts.env },
+    const args = ['-u', '-S', opts.socket, '-C', 'attach-session', '-t', opts.session];
+    const run = opts.command ? opts.command(args) : { file: opts.tmuxPath, args, env: opts.env };
+    this.child = spawn(run.file, [...run.args], {
+      env: { ...run.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.pid = this.child.pid ?? -1;

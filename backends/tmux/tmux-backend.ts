@@ -18,7 +18,7 @@ import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/e
 import { ClosedError, TmuxDriveError } from '../../lib/errors.js';
 import { ControlClient } from './control-client.js';
 import { DIED_MARKER, serverConf } from './server-conf.js';
-import { isAlive, processTree, signalAll } from './process-tree.js';
+import { isAlive, processTree, signalAll, type ProcStat } from './process-tree.js';
 
 /** Unix socket paths are limited to 108 bytes including the NUL (sun_path). */
 const MAX_SOCKET_PATH = 107;
@@ -44,6 +44,48 @@ export interface TmuxTarget {
   readonly timeoutMs: number;
   /** The environment tmux itself runs with (curated: tmux copies it into every pane). */
   readonly env: Readonly<Record<string, string>>;
+  /** Where tmux runs (the command runner): absent, this machine; backends/ssh gives a remote one. */
+  readonly host?: TmuxHost;
+}
+
+/**
+ * The machine a drive's tmux server runs on: how tmux is run there and the few file and process
+ * operations the backend needs. Local is this machine (fs, /proc, signals); remote is ssh.
+ */
+export interface TmuxHost {
+  readonly remote: boolean;
+  /** The command that runs `tmux <args>` there with exactly `env` as tmux's environment. */
+  tmuxCommand(args: readonly string[], env: Readonly<Record<string, string>>): { file: string; args: string[]; env: Record<string, string> };
+  /** True when a tmux server answers on the socket (a refused or missing socket is not alive). */
+  socketAnswers(socket: string, timeoutMs: number): Promise<boolean>;
+  /** Creates the directory (0700) and its parents. */
+  prepareDir(dir: string): Promise<void>;
+  /** Writes a private (0600) file. */
+  writeFile(path: string, content: string): Promise<void>;
+  removeFile(path: string): Promise<void>;
+  /** The live (non-zombie) processes of the tree rooted at `root`, root first. */
+  processTree(root: number): Promise<ProcStat[]>;
+  /** The pids of `pids` still alive. */
+  alive(pids: readonly number[]): Promise<number[]>;
+  signal(pids: readonly number[], signal: NodeJS.Signals): Promise<void>;
+  /** The operator's terminal command that attaches `tmux <args>`. */
+  attachCommand(tmuxArgs: readonly string[]): string[];
+}
+
+/** This machine. */
+export function localTmuxHost(tmuxPath: string): TmuxHost {
+  return {
+    remote: false,
+    tmuxCommand: (args, env) => ({ file: tmuxPath, args: [...args], env: { ...env } }),
+    socketAnswers: async (socket, timeoutMs) => existsSync(socket) && socketAnswers(socket, timeoutMs),
+    prepareDir: async (dir) => void mkdirSync(dir, { recursive: true, mode: 0o700 }),
+    writeFile: async (path, content) => writeFileSync(path, content, { mode: 0o600 }),
+    removeFile: async (path) => rmSync(path, { force: true }),
+    processTree: async (root) => processTree(root),
+    alive: async (pids) => pids.filter(isAlive),
+    signal: async (pids, signal) => signalAll(pids, signal),
+    attachCommand: (tmuxArgs) => [tmuxPath, ...tmuxArgs],
+  };
 }
 
 export interface TmuxLaunch extends TmuxTarget {
@@ -69,9 +111,14 @@ export function socketPathFor(socketDir: string, name: string): string {
   return join(socketDir, `${name}.sock`);
 }
 
+function hostOf(target: TmuxTarget): TmuxHost {
+  return target.host ?? localTmuxHost(target.tmuxPath);
+}
+
 function runTmux(target: TmuxTarget, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const run = hostOf(target).tmuxCommand(args, target.env);
   return new Promise((resolve, reject) => {
-    execFile(target.tmuxPath, args, { env: { ...target.env }, timeout: target.timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+    execFile(run.file, run.args, { env: run.env, timeout: target.timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
       if (!err) return resolve({ stdout, stderr });
       const e = err as NodeJS.ErrnoException & { killed?: boolean };
       if (e.code === 'ENOENT') reject(new TmuxDriveError('TMUX_NOT_FOUND', `tmux not found at ${target.tmuxPath}: install it (apt-get install tmux)`));
@@ -158,8 +205,11 @@ export class TmuxBackend implements DriveBackend {
   /** True once a resync has completed: from then on every pane byte reaches the listener. */
   private followed = false;
 
+  private readonly host: TmuxHost;
+
   private constructor(private readonly target: TmuxTarget, private readonly listener: BackendListener) {
     this.socket = socketPathFor(target.socketDir, target.name);
+    this.host = hostOf(target);
   }
 
   /** Starts a new detached server running `argv` and attaches to it. */
@@ -168,19 +218,18 @@ export class TmuxBackend implements DriveBackend {
     if (Buffer.byteLength(backend.socket) > MAX_SOCKET_PATH) {
       throw new TmuxDriveError('BAD_ARGUMENT', `socket path ${backend.socket} is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter dataDir`, { socket: backend.socket });
     }
-    mkdirSync(launch.socketDir, { recursive: true, mode: 0o700 });
-    if (existsSync(backend.socket)) {
-      if (await socketAnswers(backend.socket, launch.timeoutMs)) {
-        throw new TmuxDriveError('NAME_IN_USE', `a drive named "${launch.name}" is already running; pick another name or re-attach to it`, { name: launch.name });
-      }
-      rmSync(backend.socket, { force: true }); // tmux 3.3a leaves its socket behind when it exits
+    const host = backend.host;
+    await host.prepareDir(launch.socketDir);
+    if (await host.socketAnswers(backend.socket, launch.timeoutMs)) {
+      throw new TmuxDriveError('NAME_IN_USE', `a drive named "${launch.name}" is already running; pick another name or re-attach to it`, { name: launch.name });
     }
+    await host.removeFile(backend.socket); // tmux 3.3a leaves its socket behind when it exits
     const conf = join(launch.socketDir, `.${launch.name}.${randomBytes(4).toString('hex')}.conf`);
-    writeFileSync(conf, serverConf({ ...launch, session: launch.name }), { mode: 0o600 });
+    await host.writeFile(conf, serverConf({ ...launch, session: launch.name }));
     try {
       await runTmux(launch, ['-u', '-S', backend.socket, '-f', conf, 'start-server']);
     } finally {
-      rmSync(conf, { force: true }); // it names the program's arguments: keep nothing on disk
+      await host.removeFile(conf).catch(() => undefined); // it names the program's arguments: keep nothing on disk
     }
     await backend.connect();
     return backend;
@@ -201,7 +250,7 @@ export class TmuxBackend implements DriveBackend {
       .map(([pid]) => Number(pid));
     if (stale.length > 0) {
       listener.incident('stale_control_clients', { count: stale.length });
-      signalAll(stale, 'SIGTERM');
+      await backend.host.signal(stale, 'SIGTERM');
       await backend.waitGone(stale, 'SIGKILL');
     }
     await backend.connect();
@@ -209,7 +258,9 @@ export class TmuxBackend implements DriveBackend {
   }
 
   private async connect(): Promise<void> {
+    const host = this.host;
     const client = await ControlClient.attach({
+      ...(host.remote ? { command: (args: readonly string[]) => host.tmuxCommand(args, this.target.env) } : {}),
       tmuxPath: this.target.tmuxPath,
       socket: this.socket,
       session: this.target.name,
@@ -300,9 +351,12 @@ export class TmuxBackend implements DriveBackend {
 
   private onClosed(reason: string | undefined): void {
     if (this.ending) return;
-    void socketAnswers(this.socket, this.target.timeoutMs).then((alive) => {
+    void this.host.socketAnswers(this.socket, this.target.timeoutMs).then((alive) => {
       if (this.ending) return;
-      this.listener.lost(alive ? `control client ended${reason ? `: ${reason}` : ''}` : 'server_gone');
+      // Remote: the ssh channel (or its master) ended while the server still answers (or the host
+      // cannot be reached to tell): the drive keeps running there and can be re-attached.
+      const what = this.host.remote ? 'channel_lost: ssh channel or control client ended' : 'control client ended';
+      this.listener.lost(alive ? `${what}${reason ? `: ${reason}` : ''}` : 'server_gone');
     });
   }
 
@@ -466,11 +520,11 @@ export class TmuxBackend implements DriveBackend {
   private async paste(text: string): Promise<void> {
     const buffer = `td-${randomBytes(6).toString('hex')}`;
     const file = join(this.target.socketDir, `.${buffer}`);
-    writeFileSync(file, text, { mode: 0o600 });
+    await this.host.writeFile(file, text);
     try {
       await this.live.command(`load-buffer -b ${buffer} ${quote(file)}`);
     } finally {
-      rmSync(file, { force: true });
+      await this.host.removeFile(file).catch(() => undefined);
     }
     await this.live.command(`paste-buffer -d -p -r -b ${buffer} -t ${this.pane}`);
   }
@@ -495,15 +549,16 @@ export class TmuxBackend implements DriveBackend {
   async signal(name: SignalName): Promise<void> {
     const root = this.pid;
     if (root === undefined || this.exited) throw new TmuxDriveError('SESSION_EXITED', `drive ${this.target.name} has no running program to signal`);
-    const all = processTree(root);
+    const all = await this.host.processTree(root);
     const foreground = all[0]?.tpgid; // the tty's foreground process group, as the host numbers it
     const tree = all.filter((p) => !WRAPPER_COMMS.has(p.comm));
     const fg = tree.filter((p) => p.pgrp === foreground);
-    signalAll((fg.length > 0 ? fg : tree).map((p) => p.pid), SIGNALS[name]);
+    await this.host.signal((fg.length > 0 ? fg : tree).map((p) => p.pid), SIGNALS[name]);
   }
 
+  /** A pid of this machine (activity sampling reads the local /proc): none for a remote drive. */
   panePid(): number | undefined {
-    return this.pid;
+    return this.host.remote ? undefined : this.pid;
   }
 
   pauseOutput(): void {
@@ -521,23 +576,23 @@ export class TmuxBackend implements DriveBackend {
 
   async kill(): Promise<void> {
     this.ending = true;
-    const tree = this.pid === undefined ? [] : processTree(this.pid).map((p) => p.pid);
+    const tree = this.pid === undefined ? [] : (await this.host.processTree(this.pid)).map((p) => p.pid);
     const client = this.client;
     if (client && !client.isClosed) {
       await client.command('kill-server', this.target.timeoutMs).catch(() => undefined);
       await Promise.race([client.whenClosed(), this.sleep(this.target.timeoutMs)]);
       client.terminate();
-    } else if (existsSync(this.socket)) {
+    } else if (this.host.remote || existsSync(this.socket)) {
       await runTmux(this.target, ['-S', this.socket, 'kill-server']).catch(() => undefined);
     }
     const serverGone = await this.waitGone([this.serverPid].filter((p) => p > 0), 'SIGKILL');
     // Programs that daemonize leave children behind a dead server: end the whole recorded tree.
-    signalAll(tree, 'SIGKILL');
+    await this.host.signal(tree, 'SIGKILL');
     const treeGone = await this.waitGone(tree, 'SIGKILL');
-    rmSync(this.socket, { force: true });
+    await this.host.removeFile(this.socket);
     if (!serverGone || !treeGone) {
       throw new TmuxDriveError('KILL_UNVERIFIED', `drive ${this.target.name} did not end: processes still alive`, {
-        alive: [this.serverPid, ...tree].filter((p) => p > 0 && isAlive(p)),
+        alive: await this.host.alive([this.serverPid, ...tree].filter((p) => p > 0)),
       });
     }
   }
@@ -548,12 +603,12 @@ export class TmuxBackend implements DriveBackend {
     let delay = 2;
     let escalated = false;
     for (;;) {
-      const alive = pids.filter(isAlive);
+      const alive = pids.length === 0 ? [] : await this.host.alive(pids);
       if (alive.length === 0) return true;
       const now = this.target.clock.now();
       if (now >= deadline) return false;
       if (!escalated && now >= deadline - this.target.timeoutMs / 2) {
-        signalAll(alive, signal);
+        await this.host.signal(alive, signal);
         escalated = true;
       }
       await this.sleep(delay);
@@ -566,6 +621,6 @@ export class TmuxBackend implements DriveBackend {
   }
 
   attachCommand(readOnly: boolean): string[] {
-    return [this.target.tmuxPath, '-S', this.socket, 'attach-session', ...(readOnly ? ['-r'] : []), '-t', this.target.name];
+    return this.host.attachCommand(['-S', this.socket, 'attach-session', ...(readOnly ? ['-r'] : []), '-t', this.target.name]);
   }
 }

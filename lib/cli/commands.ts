@@ -164,15 +164,22 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'read',
-    usage: 'read ID [--format text|ansi|html] [--scrollback N|all]',
-    summary: 'the screen as the mirror holds it (redacted; program output, untrusted)',
-    options: { format: { type: 'string' }, scrollback: { type: 'string' } },
+    usage: 'read ID [--mode digest|diff|full] [--max-bytes N] [--format text|ansi|html] [--scrollback N|all]',
+    summary: 'the screen as the mirror holds it (redacted; program output, untrusted); --mode defaults to drive.readMode',
+    options: { mode: { type: 'string' }, 'max-bytes': { type: 'string' }, format: { type: 'string' }, scrollback: { type: 'string' } },
     positionals: [1, 1],
     async run(ctx) {
       const format = choiceArg('--format', str(ctx.values.format), ['text', 'ansi', 'html'] as const);
       const rawScroll = str(ctx.values.scrollback);
       const scrollback = rawScroll === 'all' ? 'all' : intArg('--scrollback', rawScroll, 0);
-      const r = (await sessionOf(ctx)).read({ ...(format ? { format } : {}), ...(scrollback !== undefined ? { scrollback } : {}) });
+      const mode = choiceArg('--mode', str(ctx.values.mode), ['digest', 'diff', 'full'] as const);
+      const maxBytes = intArg('--max-bytes', str(ctx.values['max-bytes']), 64);
+      const r = (await sessionOf(ctx)).read({
+        ...(mode ? { mode } : {}),
+        ...(maxBytes !== undefined ? { maxBytes } : {}),
+        ...(format ? { format } : {}),
+        ...(scrollback !== undefined ? { scrollback } : {}),
+      });
       const red = redactText(r.content, await redacting(ctx));
       const result = { ...r, content: red.text, redactions: r.redactions + red.count };
       return { json: result, text: result.content.replace(/\n+$/, '') };

@@ -89,6 +89,12 @@ export const ProfileSchema = v.strictObject({
     }),
     {},
   ),
+  /**
+   * Where the program shows what the drive has cost so far (an AI CLI's spend line): a pattern whose
+   * first capture group is a decimal number of US dollars, matched on the visible screen text.
+   * Enforces config `drive.maxCostUsd`; absent = no cost reading for this program.
+   */
+  cost: v.optional(v.strictObject({ pattern, flags: v.optional(flags), bottomRows: v.optional(bottomRows) })),
   /** How a multi-line message stays one submission. */
   softNewline: v.optional(v.picklist(['bracketed-paste', 'meta-enter']), 'bracketed-paste'),
   /** Variables an operator may want in the allow entry's `env` (never applied automatically). */
@@ -134,6 +140,8 @@ export interface Profile {
   readonly risk: { readonly destructive: readonly RegExp[]; readonly approval: readonly RegExp[]; readonly auth: readonly RegExp[] };
   readonly transform: { readonly stripGhost: boolean; readonly dropRows: readonly RegExp[] };
   readonly softNewline: SoftNewline;
+  /** The cost reading rule (first capture group = USD), when the program shows its spend. */
+  readonly cost?: { readonly re: RegExp; readonly bottomRows: number | undefined };
   readonly recommendedEnv: Readonly<Record<string, string>>;
 }
 
@@ -286,6 +294,7 @@ export function compileProfile(data: unknown, name: string, issues: ConfigIssue[
     },
     transform: { stripGhost: p.transformSnapshot.stripGhost, dropRows: patterns('transformSnapshot.dropRows', p.transformSnapshot.dropRows, '') },
     softNewline: p.softNewline,
+    ...(p.cost ? { cost: { re: re('cost.pattern', p.cost.pattern, p.cost.flags ?? ''), bottomRows: p.cost.bottomRows } } : {}),
     recommendedEnv: p.recommendedEnv,
   };
   return issues.length > before ? undefined : profile;

@@ -46,6 +46,22 @@ export const AllowEntrySchema = v.strictObject({
   }),
   limits: v.optional(LimitsSchema, {}),
   approveOnCreate: v.optional(v.boolean(), false),
+  /** Run on this remote host (an id of `hosts`) instead of this machine. */
+  host: v.optional(name),
+});
+
+/** A remote machine driven over one long-lived ssh channel (backends/ssh). */
+export const HostSchema = v.strictObject({
+  id: name,
+  ssh: v.strictObject({
+    host: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9.:_-]{0,252}$/, 'a host name or address (letters, digits, ".", ":", "_", "-"; not starting with "-")')),
+    user: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9._-]{0,31}$/, 'a user name')),
+    port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),
+    identityFile: v.optional(v.pipe(v.string(), v.regex(/^\/[^\0\n]*$/, 'an absolute path'))),
+    options: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9]*=[\x21-\x7e]+$/, 'an ssh option as Key=value (passed as -o Key=value)'))), []),
+  }),
+  /** The remote data dir (drive sockets, workspaces); default ~user/.tmux-drive. */
+  dataDir: v.optional(v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9._/-]{1,80}$/, 'an absolute path of [A-Za-z0-9._/-], at most 80 bytes'))),
 });
 
 export const DriverConfigSchema = v.strictObject({
@@ -71,6 +87,7 @@ export const DriverConfigSchema = v.strictObject({
   audit: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), true) }), {}),
   unsafeDisableSandbox: v.optional(v.boolean(), false),
   allow: v.optional(v.array(AllowEntrySchema), []),
+  hosts: v.optional(v.array(HostSchema), []),
   drive: v.optional(
     v.strictObject({
       mode: v.optional(v.picklist(['auto', 'manual']), 'auto'),
@@ -91,3 +108,4 @@ export type DriverConfigInput = v.InferInput<typeof DriverConfigSchema>;
 export type DriverConfig = v.InferOutput<typeof DriverConfigSchema>;
 export type AllowEntry = v.InferOutput<typeof AllowEntrySchema>;
 export type Scope = AllowEntry['scope'];
+export type HostConfig = v.InferOutput<typeof HostSchema>;
