@@ -179,6 +179,13 @@ export class Driver {
     this.leases.set(rec.id, token);
     const session = this.newSession(rec.id, rec.allowId, this.loaded.config.defaults.cols, this.loaded.config.defaults.rows, rec.createdAt, this.journal.lastSeq(rec.id) + 1, rec.interactions);
     this.sessions.set(rec.id, session);
+    const earlier = this.journal.events(rec.id).find((e) => e.kind === 'outcome');
+    if (earlier) {
+      // An earlier host already gave this drive its verdict: exactly once per drive, across hosts.
+      const t = earlier.tags;
+      const outcome = t.outcome === 'done' || t.outcome === 'needs-you' || t.outcome === 'failed' ? t.outcome : 'failed';
+      session.restoreOutcome({ outcome, reason: String(t.reason ?? 'unknown'), elapsedMs: Number(t.elapsed_ms ?? 0), interactions: Number(t.interactions ?? 0) });
+    }
     const remoteId = rec.backend === 'tmux' ? hostIdOfJournalSocket(this.loaded.dataDir, rec.socketPath) : undefined;
     if (remoteId !== undefined) return this.reconcileRemote(rec, remoteId, session);
     const alive = rec.backend === 'tmux' && this.tmuxPath !== undefined && (await socketAnswers(rec.socketPath, this.tmuxTimeoutMs));

@@ -1,5 +1,5 @@
 export { Driver, type DriverOptions, type CreateOptions, type SessionInfo, type Logger } from './driver.js';
-export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents, type Attention } from './session.js';
+export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents, type Attention, type DriveOutcome, type Heartbeat, type Notification, type NotifyPolicy, type ReadMode, type ScreenDiff, type DiffRow } from './session.js';
 export { classifyScreen, CLASSIFIER_REASONS, type ScreenSignals, type ScreenVerdict, type ClassifierReason } from './perceive/classify-screen.js';
 export type { SessionStatus, SessionState } from './perceive/status.js';
 export { decideAutoAnswer, type AutoAnswerDecision, type AutoAnswerPolicy } from './perceive/auto-answer.js';

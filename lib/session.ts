@@ -722,6 +722,11 @@ export class Session {
 
   // ---- outcomes, heartbeats, notifications, cost ------------------------------------------------
 
+  /** The verdict an earlier host already recorded for this drive (re-attach): never emitted again. @internal */
+  restoreOutcome(o: DriveOutcome): void {
+    this.outcomeValue ??= o;
+  }
+
   /** Records the drive's verdict: the first one wins, later ones are ignored (exactly once per drive). */
   private settle(outcome: DriveOutcome['outcome'], reason: string, extra: { readonly dialog?: string } = {}): void {
     if (this.outcomeValue) return;
@@ -1121,4 +1126,3 @@ function hintFor(outcome: WaitResult['outcome'], producing: boolean): string {
   }
 }
 
-export { ClosedError };

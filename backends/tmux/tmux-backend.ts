@@ -371,9 +371,16 @@ export class TmuxBackend implements DriveBackend {
   private async readExit(): Promise<void> {
     if (this.exited) return;
     try {
-      const [dead, status, signal] = replyText(await this.live.command(`display-message -p -t ${this.pane} '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}'`)).split('\t');
+      const query = `display-message -p -t ${this.pane} '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}'`;
+      let [dead, status, signal] = replyText(await this.live.command(query)).split('\t');
       if (dead !== '1' || this.exited) return;
       this.exited = true;
+      // pane_dead is the pty's EOF; the status comes with SIGCHLD, which tmux 3.3a may handle a
+      // moment later (seen here under load: dead with neither status nor signal). Ask again, briefly.
+      for (let delay = 5; !status && !signal && delay <= 320; delay *= 2) {
+        await new Promise<void>((resolve) => this.target.clock.after(delay, resolve));
+        [, status, signal] = replyText(await this.live.command(query)).split('\t');
+      }
       // tmux 3.3a discards pane output not yet written to a control client when the pane dies
       // (seen here: a program's last line, printed just before exit, never came as %output under
       // load), but its grid has it: take the final screen from tmux before reporting the exit.
