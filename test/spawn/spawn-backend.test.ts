@@ -33,7 +33,7 @@ describe('a spawn drive of bash', () => {
     await session.sendText('echo $((6 * 7))', { submit: true });
     expect((await session.wait({ forText: /^42\n\$ $/m, timeoutMs: 10_000 })).outcome).toBe('text');
     const screen = session.read();
-    expect(screen.content).toMatch(/^\$ echo \$\(\(6 \* 7\)\)\n42\n\$\n/);
+    expect(screen.content).toMatch(/^\$ echo \$\(\(6 \* 7\)\)\n42\n\$$/);
     expect(screen).toMatchObject({ cols: 80, rows: 24, untrusted: true });
     const pid = backend.panePid();
     expect(pid).toBeGreaterThan(0);
