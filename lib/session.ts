@@ -578,7 +578,15 @@ export class Session {
     this.transcriptRing.append('input', text, { paste: usePaste });
     this.onAction('sendText', text, { paste: usePaste, submit: opts.submit ?? false });
     const shown = opts.submit && text.length > 0 ? this.waitFor({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS, echoAllowed: true }) : undefined;
-    if (text.length > 0) await backend.sendText(text, { paste: usePaste });
+    if (opts.submit && text.includes('\n') && this.profile.softNewline === 'meta-enter') {
+      // This program takes M-Enter as a newline inside one message (aider): a multi-line message
+      // stays one submission; bracketed-paste programs get the paste buffer (tmux brackets it).
+      const lines = text.split(/\r\n|\n/);
+      for (const [i, line] of lines.entries()) {
+        if (i > 0) await backend.sendKeys(['M-Enter']);
+        if (line.length > 0) await backend.sendText(line, { paste: false });
+      }
+    } else if (text.length > 0) await backend.sendText(text, { paste: usePaste });
     if (shown) await shown;
     if (opts.submit) {
       this.markInput();

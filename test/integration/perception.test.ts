@@ -154,3 +154,35 @@ describe('the idle reaper', () => {
     }
   });
 });
+
+describe('soft newlines', () => {
+  it("sends a multi-line message as one submission with the profile's convention (M-Enter for aider)", async () => {
+    // A raw receiver: prints the bytes of each submission (up to a CR not preceded by ESC) in hex.
+    const receiver = [
+      'import os, tty',
+      'tty.setraw(0)',
+      'buf = b""',
+      'os.write(1, b"> ")',
+      'while True:',
+      '    c = os.read(0, 1)',
+      '    if c == b"\\r" and not buf.endswith(b"\\x1b"):',
+      '        os.write(1, b"\\r\\nSUBMIT " + buf.hex().encode() + b"\\r\\n> ")',
+      '        buf = b""',
+      '    else:',
+      '        buf += c',
+    ].join('\n');
+    const t = await openDriver([allow('aider', '/usr/bin/python3', { profile: 'aider' })]);
+    try {
+      const s = await t.driver.create({ allowId: 'aider', args: ['-c', receiver] });
+      await s.wait({ forText: '> ' });
+      await s.sendText('first line\nsecond line', { submit: true });
+      expect((await s.wait({ forText: /SUBMIT [0-9a-f]+/ })).outcome).toBe('text');
+      const hex = /SUBMIT ([0-9a-f]+)/.exec(s.read().content)?.[1] ?? '';
+      expect(Buffer.from(hex, 'hex').toString('latin1')).toBe('first line\x1b\rsecond line');
+      expect(s.read().content.match(/SUBMIT/g)?.length).toBe(1);
+      await s.kill();
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
