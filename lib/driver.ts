@@ -15,7 +15,7 @@ import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
 import { SpawnBackend } from '../backends/spawn/spawn-backend.js';
-import { TmuxBackend, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
+import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
 import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../backends/ssh/ssh-host.js';
 import { planRemoteLaunch } from '../backends/ssh/remote-launch.js';
 import { AuditLog } from '../journal/audit-log.js';
@@ -199,8 +199,13 @@ export class Driver {
       session.markFailed(reason);
       return;
     }
+    await this.attachRecorded(rec, session, this.tmuxTarget(rec.id, Driver.clientEnv()));
+  }
+
+  /** Attaches a journaled drive whose server answers: live again, a gap marked; or failed, with why. */
+  private async attachRecorded(rec: SessionRecord, session: Session, target: TmuxTarget): Promise<void> {
     try {
-      const backend = await TmuxBackend.attach(this.tmuxTarget(rec.id, Driver.clientEnv()), session.listener);
+      const backend = await TmuxBackend.attach(target, session.listener);
       session.bind(backend);
       session.markGap('reattach');
       this.journal.updateSession(rec.id, { state: 'live' });
@@ -239,17 +244,7 @@ export class Driver {
       }
       return;
     }
-    try {
-      const backend = await TmuxBackend.attach(this.remoteTarget(host, rec.id, Driver.clientEnv()), session.listener);
-      session.bind(backend);
-      session.markGap('reattach');
-      this.journal.updateSession(rec.id, { state: 'live' });
-      this.journal.appendEvent(rec.id, 'reattach', {});
-    } catch (err) {
-      this.journal.markFailed(rec.id, 'reattach_failed');
-      this.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
-      session.markFailed('reattach_failed');
-    }
+    await this.attachRecorded(rec, session, this.remoteTarget(host, rec.id, Driver.clientEnv()));
   }
 
   private sshHost(id: string): SshHost {

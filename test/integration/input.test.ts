@@ -9,39 +9,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Session } from '../../lib/index.js';
 import { allow, openDriver, type TestDriver } from '../helpers.js';
+import { BYTE_CORPUS, PWNED_FILES, RAW_RECEIVER } from '../byte-corpus.js';
 
-// Raw mode: no echo, no signals, no CR/LF translation; record until the sentinel, then say DONE.
-const RECEIVER = `
-import os, sys, tty
-fd = sys.stdin.fileno()
-tty.setraw(fd)
-out = open(sys.argv[1], 'wb', buffering=0)
-sentinel = sys.argv[2].encode()
-tail = b''
-os.write(1, b'READY\\r\\n')
-while True:
-    chunk = os.read(fd, 65536)
-    if not chunk:
-        break
-    out.write(chunk)
-    tail = (tail + chunk)[-len(sentinel):]
-    if tail == sentinel:
-        break
-os.write(1, b'DONE\\r\\n')
-`;
-
-const CORPUS: Array<[string, string]> = [
-  ['tmux and shell syntax', `; # { } $ ~ " ' \\ % A=b`],
-  ['a leading dash', '-l looks like a flag'],
-  ['a tmux format', '#{pane_id} #(touch /tmp/td-pwned-format) #[fg=red]'],
-  ['a command substitution', '$(touch /tmp/td-pwned-subst) `touch /tmp/td-pwned-tick`'],
-  ['a quote breakout', `'; kill-server; '`],
-  ['control bytes', '\x1b[31mESC\x1b[0m\tTAB\rCR\nLF\x00NUL\x7fDEL\x01\x03\x1a'],
-  ['UTF-8', 'é 中 😀 👍🏽 ZWSP\u200b'],
-  ['a percent directive', '%if 1\n%hidden X=1\n%endif'],
-  ['tilde and dollar words', '~ ~root $HOME ${PATH}'],
-  ['multi-line text', 'line one\nline two\r\nline three\n\n'],
-];
 
 describe.each(['tmux', 'spawn'] as const)('byte-exact input on the %s backend', (backend) => {
   let t: TestDriver;
@@ -53,7 +22,7 @@ describe.each(['tmux', 'spawn'] as const)('byte-exact input on the %s backend', 
   async function roundTrip(text: string, paste: 'auto' | 'always' | 'never'): Promise<Buffer> {
     const sentinel = `<<END-${randomBytes(4).toString('hex')}>>`;
     const file = join(t.dataDir, 'workspace', `recv-${randomBytes(4).toString('hex')}.bin`);
-    const s: Session = await t.driver.create({ allowId: 'py', args: ['-c', RECEIVER, file, sentinel], cols: 120, rows: 30 });
+    const s: Session = await t.driver.create({ allowId: 'py', args: ['-c', RAW_RECEIVER, file, sentinel], cols: 120, rows: 30 });
     try {
       expect((await s.wait({ forText: 'READY', timeoutMs: 10_000 })).outcome).toBe('text');
       await s.sendText(text, { paste });
@@ -69,7 +38,7 @@ describe.each(['tmux', 'spawn'] as const)('byte-exact input on the %s backend', 
     }
   }
 
-  for (const [label, text] of CORPUS) {
+  for (const [label, text] of BYTE_CORPUS) {
     it(`delivers ${label} exactly, as keys and as a paste`, async () => {
       expect(await roundTrip(text, 'never')).toEqual(Buffer.from(text, 'utf8'));
       expect(await roundTrip(text, 'always')).toEqual(Buffer.from(text, 'utf8'));
@@ -90,6 +59,6 @@ describe.each(['tmux', 'spawn'] as const)('byte-exact input on the %s backend', 
   });
 
   it('executed nothing on the way', () => {
-    for (const f of ['/tmp/td-pwned-format', '/tmp/td-pwned-subst', '/tmp/td-pwned-tick']) expect(existsSync(f)).toBe(false);
+    for (const f of PWNED_FILES) expect(existsSync(f)).toBe(false);
   });
 });

@@ -15,21 +15,13 @@ import { processTree } from '../../backends/tmux/process-tree.js';
 import { remoteCommand, shQuote } from '../../backends/ssh/shell-quote.js';
 import { SshHost, checkSshOption, parseStats } from '../../backends/ssh/ssh-host.js';
 import { startSshd, sshdMissing, type Sshd } from '../../backends/ssh/loopback-sshd.js';
+import { BYTE_CORPUS } from '../byte-corpus.js';
 
 const DIST = resolve(__dirname, '../../dist/lib/index.js');
 
-/** The byte-exact corpus of test/integration/input.test.ts, minus NUL (argv cannot carry it). */
+/** The byte-exact corpus, minus NUL (argv cannot carry it), plus shell-only cases. */
 const CORPUS: Array<[string, string]> = [
-  ['tmux and shell syntax', `; # { } $ ~ " ' \\ % A=b`],
-  ['a leading dash', '-l looks like a flag'],
-  ['a tmux format', '#{pane_id} #(touch /tmp/td-pwned-format) #[fg=red]'],
-  ['a command substitution', '$(touch /tmp/td-pwned-subst) `touch /tmp/td-pwned-tick`'],
-  ['a quote breakout', `'; kill-server; '`],
-  ['control bytes', '\x1b[31mESC\x1b[0m\tTAB\rCR\nLF\x7fDEL\x01\x03\x1a'],
-  ['UTF-8', 'é 中 😀 👍🏽 ZWSP\u200b'],
-  ['a percent directive', '%if 1\n%hidden X=1\n%endif'],
-  ['tilde and dollar words', '~ ~root $HOME ${PATH}'],
-  ['multi-line text', 'line one\nline two\r\nline three\n\n'],
+  ...BYTE_CORPUS.map(([label, text]): [string, string] => [label, text.replace(/\x00NUL/g, '')]),
   ['empty', ''],
   ['quotes only', `''"'"\\'`],
   ['glob', '* ? [a-z] {a,b}'],

@@ -9,40 +9,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { keyBytes } from '../../backends/spawn/key-bytes.js';
 import { openSpawn, type SpawnDrive } from './spawn-harness.js';
+import { BYTE_CORPUS, PWNED_FILES, RAW_RECEIVER } from '../byte-corpus.js';
 
-// Raw mode: no echo, no signals, no CR/LF translation. argv[3] is written first (mode switches);
-// then everything is recorded until the sentinel, and DONE is printed.
-const RECEIVER = `
-import os, sys, tty
-fd = sys.stdin.fileno()
-tty.setraw(fd)
-out = open(sys.argv[1], 'wb', buffering=0)
-sentinel = sys.argv[2].encode()
-os.write(1, sys.argv[3].encode() + b'READY\\r\\n')
-tail = b''
-while True:
-    chunk = os.read(fd, 65536)
-    if not chunk:
-        break
-    out.write(chunk)
-    tail = (tail + chunk)[-len(sentinel):]
-    if tail == sentinel:
-        break
-os.write(1, b'DONE\\r\\n')
-`;
-
-const CORPUS: Array<[string, string]> = [
-  ['tmux and shell syntax', `; # { } $ ~ " ' \\ % A=b`],
-  ['a leading dash', '-l looks like a flag'],
-  ['a tmux format', '#{pane_id} #(touch /tmp/td-spawn-pwned-format) #[fg=red]'],
-  ['a command substitution', '$(touch /tmp/td-spawn-pwned-subst) `touch /tmp/td-spawn-pwned-tick`'],
-  ['a quote breakout', `'; kill-server; '`],
-  ['control bytes', '\x1b[31mESC\x1b[0m\tTAB\rCR\nLF\x00NUL\x7fDEL\x01\x03\x1a'],
-  ['UTF-8', 'é 中 😀 👍🏽 ZWSP\u200b'],
-  ['a lone surrogate (sent as U+FFFD)', 'a\ud800b'],
-  ['a percent directive', '%if 1\n%hidden X=1\n%endif'],
-  ['multi-line text', 'line one\nline two\r\nline three\n\n'],
-];
+// The shared corpus, plus what only a raw pty shows: a lone surrogate is sent as U+FFFD.
+const CORPUS: ReadonlyArray<readonly [string, string]> = [...BYTE_CORPUS, ['a lone surrogate (sent as U+FFFD)', 'a\ud800b']];
 
 const drives: SpawnDrive[] = [];
 afterAll(async () => {
@@ -61,7 +31,7 @@ async function receiver(modes = ''): Promise<Receiver> {
     cols: 120,
     rows: 30,
     withModes: true,
-    argvFor: (dir) => ['/usr/bin/env', '--', '/usr/bin/python3', '-c', RECEIVER, join(dir, 'recv.bin'), sentinel, modes],
+    argvFor: (dir) => ['/usr/bin/env', '--', '/usr/bin/python3', '-c', RAW_RECEIVER, join(dir, 'recv.bin'), sentinel, modes],
   });
   drives.push(drive);
   expect((await drive.session.wait({ forText: 'READY', timeoutMs: 10_000 })).outcome).toBe('text');
@@ -134,6 +104,6 @@ describe('byte-exact input through a spawn drive', () => {
   });
 
   it('executed nothing on the way', () => {
-    for (const f of ['/tmp/td-spawn-pwned-format', '/tmp/td-spawn-pwned-subst', '/tmp/td-spawn-pwned-tick']) expect(existsSync(f)).toBe(false);
+    for (const f of PWNED_FILES) expect(existsSync(f)).toBe(false);
   });
 });
