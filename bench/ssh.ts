@@ -2,7 +2,7 @@
  * Remote drives over ssh vs local, in one run: keystroke → mirrored echo (one 'x' into bash at
  * its prompt, from sendText to the mirror's cursor row showing it) and bulk throughput (a program
  * printing N bytes of base64, from the command to its end marker on the mirror). The remote is a
- * private sshd on 127.0.0.1 (backends/ssh/loopback-sshd.ts), so the figures are the cost of the
+ * private sshd on 127.0.0.1 (bench/loopback-sshd.ts), so the figures are the cost of the
  * ssh channel (crypto, mux, the extra hops), not of a network.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Driver, type Session } from '../lib/index.js';
 import { SshHost } from '../backends/ssh/ssh-host.js';
-import { startSshd, sshdMissing } from '../backends/ssh/loopback-sshd.js';
+import { startSshd, sshdMissing } from './loopback-sshd.js';
 import { ratioVerdict, type Benchmark, type BenchOptions, type BenchResult } from './benchmark.js';
 import { percentiles } from './percentiles.js';
 

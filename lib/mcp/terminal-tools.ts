@@ -241,6 +241,8 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
         const s = driver.get(args.sessionId);
         const token = extra._meta?.progressToken;
         const started = Date.now();
+        // Only while a wait is pending and the client asked for progress: a keep-alive for the
+        // client's own request timeout, not a look at the screen (the wait itself is event-driven).
         const timer =
           token === undefined
             ? undefined

@@ -14,7 +14,7 @@ import { CONSENT, processesMentioning } from '../helpers.js';
 import { processTree } from '../../backends/tmux/process-tree.js';
 import { remoteCommand, shQuote } from '../../backends/ssh/shell-quote.js';
 import { SshHost, checkSshOption, parseStats } from '../../backends/ssh/ssh-host.js';
-import { startSshd, sshdMissing, type Sshd } from '../../backends/ssh/loopback-sshd.js';
+import { startSshd, sshdMissing, type Sshd } from '../../bench/loopback-sshd.js';
 import { BYTE_CORPUS } from '../byte-corpus.js';
 
 const DIST = resolve(__dirname, '../../dist/lib/index.js');
