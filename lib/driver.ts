@@ -305,8 +305,7 @@ export class Driver {
       onAction: (kind, payload, tags) => {
         const text = config.redactSecrets ? redactSecrets(payload).text : payload;
         this.audit?.record({ sessionId: id, kind, payload: text, tags });
-        // Counts survive the host: caps such as maxInteractions hold across CLI invocations.
-        if (kind === 'sendText' || kind === 'sendKeys') this.journal.updateSession(id, { interactions: session.interactionCount });
+
       },
       beforeInput: () => {
         const token = this.leases.get(id);
@@ -319,7 +318,9 @@ export class Driver {
     });
     session.on('state', (status) => {
       if (status.state === 'exited') return; // recorded by 'exit'
-      j.updateSession(id, { classification: { state: status.state, reason: status.reason } });
+      // Counts survive the host (caps such as maxInteractions hold across CLI invocations); they
+      // are written when the screen settles and on detach, not on the keystroke path.
+      j.updateSession(id, { classification: { state: status.state, reason: status.reason }, interactions: session.interactionCount });
       j.appendEvent(id, 'state', { state: status.state, reason: status.reason });
     });
     session.on('attention', (a) => {
