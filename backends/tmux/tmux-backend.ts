@@ -238,26 +238,16 @@ export class TmuxBackend implements DriveBackend {
   /**
    * Attaches to a drive whose server already runs (re-attach after a host restart). A dead host's
    * `tmux -C` stays attached in tmux 3.3a and freezes the pane (reference §7): the caller holds the
-   * drive's lease, so every control client found is stale and is ended by pid first.
+   * drive's lease, so every other control client found is stale and is ended by pid once ours is attached.
    */
   static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(target, listener);
-    const { stdout } = await runTmux(target, ['-S', backend.socket, 'list-clients', '-F', '#{client_pid} #{client_control_mode}']);
-    const stale = stdout
-      .split('\n')
-      .map((line) => line.split(' '))
-      .filter(([pid, control]) => control === '1' && Number(pid) > 0)
-      .map(([pid]) => Number(pid));
-    if (stale.length > 0) {
-      listener.incident('stale_control_clients', { count: stale.length });
-      await backend.host.signal(stale, 'SIGTERM');
-      await backend.waitGone(stale, 'SIGKILL');
-    }
-    await backend.connect();
+    await backend.connect(true);
     return backend;
   }
 
-  private async connect(): Promise<void> {
+  /** `endStale`: end every other control client first (re-attach: they are a dead host's). */
+  private async connect(endStale = false): Promise<void> {
     const host = this.host;
     const client = await ControlClient.attach({
       ...(host.remote ? { command: (args: readonly string[]) => host.tmuxCommand(args, this.target.env) } : {}),
@@ -273,7 +263,7 @@ export class TmuxBackend implements DriveBackend {
     this.client = client;
     try {
       await client.command(`refresh-client -f pause-after=${PAUSE_AFTER_SECONDS}`);
-      const info = replyText(await client.command(`display-message -p -t ${quote(this.target.name)} '#{pid}\t#{pane_id}\t#{pane_pid}\t#{pane_in_mode}\t#{window_id}'`)).split('\t');
+      const info = replyText(await client.command(`display-message -p -t ${quote(this.target.name)} '#{pid}\t#{pane_id}\t#{pane_pid}\t#{pane_in_mode}\t#{window_id}\t#{client_name}'`)).split('\t');
       this.serverPid = Number(info[0]);
       this.pane = (info[1] ?? '%0') as PaneId;
       this.pid = Number(info[2]) || undefined;
@@ -281,8 +271,19 @@ export class TmuxBackend implements DriveBackend {
       // runs here) and a pane subscription never reported; a window subscription on pane_dead did,
       // 10 of 10. tmux checks subscriptions once a second, so an exit is seen within ~1 s at worst.
       await client.command(`refresh-client -B ${quote(`${DEAD_SUBSCRIPTION}:${info[4] ?? '@0'}:#{pane_dead}`)}`);
-      const clients = replyText(await client.command(`list-clients -F '#{client_control_mode} #{client_name}'`));
-      for (const line of clients.split('\n')) if (line.startsWith('0 ')) this.operatorClients.add(line.slice(2));
+      const clients = replyText(await client.command(`list-clients -F '#{client_control_mode} #{client_pid} #{client_name}'`)).split('\n');
+      const stale: number[] = [];
+      for (const [control, pid, name] of clients.map((line) => line.split(' '))) {
+        if (control === '0' && name) this.operatorClients.add(name);
+        // A dead host's `tmux -C` stays attached in 3.3a and freezes the pane (reference §7); it
+        // is ended by pid, the only way that works (detach-client does not).
+        else if (endStale && control === '1' && name !== info[5] && Number(pid) > 0) stale.push(Number(pid));
+      }
+      if (stale.length > 0) {
+        this.listener.incident('stale_control_clients', { count: stale.length });
+        await this.host.signal(stale, 'SIGTERM');
+        await this.waitGone(stale, 'SIGKILL');
+      }
       if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
       if (info[3] === '1') {
         // tmux 3.3a puts the pane into view-mode on a config error (no %config-error until 3.4).
