@@ -5,7 +5,8 @@
  * against tmux's grid) is checked for tmux alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, Driver, PolicyError, TmuxDriveError, UsageError } from '../../lib/index.js';
 import { allow, openDriver, processesMentioning, type TestDriver } from '../helpers.js';
@@ -169,5 +170,35 @@ describe('a wedged tmux', () => {
     }
     await s.kill();
     await t.cleanup();
+  });
+});
+
+describe('without tmux on the host', () => {
+  it('runs a durable request on the spawn backend with a logged warning, and reports durable: false', async () => {
+    // A PATH that has bwrap but no tmux (the driver looks both up when it opens).
+    const bin = mkdtempSync(join(tmpdir(), 'td-bin-'));
+    symlinkSync('/usr/bin/bwrap', join(bin, 'bwrap'));
+    const saved = process.env.PATH;
+    process.env.PATH = bin;
+    const warnings: string[] = [];
+    let t: TestDriver | undefined;
+    try {
+      t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })], {}, { logger: { warn: (m) => warnings.push(m) } });
+    } finally {
+      process.env.PATH = saved;
+    }
+    try {
+      const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'no-tmux' });
+      expect(warnings.join('\n')).toMatch(/tmux is not installed.*spawn backend.*not durable/);
+      expect(t.driver.list()[0]).toMatchObject({ id: 'no-tmux', backend: 'spawn', durable: false, state: 'live' });
+      await s.wait({ forText: '$ ' });
+      await s.sendText('echo spawned-$((2 + 2))', { submit: true });
+      expect((await s.wait({ forText: /^spawned-4$/m })).outcome).toBe('text');
+      expect(() => s.attachCommand()).toThrow(expect.objectContaining({ code: 'UNSUPPORTED' }));
+      await s.kill();
+    } finally {
+      await t.cleanup();
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
