@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { systemClock } from './system-clock.js';
-import { PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
+import { ConfigError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
 import { loadConfig, type LoadedConfig } from './load-config.js';
 import type { DriverConfig, DriverConfigInput } from './policy/config-schema.js';
 import { CURATED_PATH } from './policy/child-env.js';
@@ -138,6 +138,12 @@ export class Driver {
     if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
     try {
       driver.profiles = opts.profileDirs && opts.profileDirs.length > 0 ? loadProfileFiles([builtinProfilesDir(), ...opts.profileDirs]) : loadProfileFiles();
+      const issues = canonical.config.allow.flatMap((e, i) =>
+        e.profile !== undefined && driver.profiles.get(e.profile) === undefined
+          ? [{ path: `allow.${i}.profile`, message: `no profile "${e.profile}" (loaded: ${driver.profiles.ids.join(', ')})` }]
+          : [],
+      );
+      if (issues.length > 0) throw new ConfigError(`invalid config (${canonical.source}): ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues);
     } catch (err) {
       await driver.close();
       throw err;

@@ -21,7 +21,13 @@ export interface TestDriver {
 
 export async function openDriver(allowList: AllowInput[], more: Partial<DriverConfigInput> = {}, opts: Partial<DriverOptions> = {}): Promise<TestDriver> {
   const dataDir = mkdtempSync(join(tmpdir(), 'td-'));
-  const driver = await Driver.open({ dataDir, config: { allow: allowList, ...more }, ...opts });
+  let driver: Driver;
+  try {
+    driver = await Driver.open({ dataDir, config: { allow: allowList, ...more }, ...opts });
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     driver,
     dataDir,

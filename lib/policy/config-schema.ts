@@ -8,6 +8,7 @@ const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
 const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 const name = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'use letters, digits, ".", "_" or "-" (at most 64)'));
 
+/** The built-in profiles (profiles/*.json). Any profile id loaded at Driver.open is accepted. */
 export const PROFILE_IDS = ['shell', 'claude-code', 'codex', 'gemini', 'aider', 'opencode'] as const;
 
 const ScopeSchema = v.strictObject({
@@ -34,7 +35,9 @@ export const AllowEntrySchema = v.strictObject({
     argsPrefix: v.optional(v.array(v.string()), []),
   }),
   scope: v.optional(ScopeSchema, {}),
-  profile: v.optional(v.picklist(PROFILE_IDS)),
+  // A profile file's id; checked against the profiles loaded at Driver.open (a new profile is a new
+  // data file, no schema change).
+  profile: v.optional(name),
   autoAnswer: v.optional(v.picklist(['none', 'safe-only', 'all']), 'safe-only'),
   hintPatterns: v.optional(v.array(v.string()), []),
   env: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name')), v.string()), {}),

@@ -202,3 +202,11 @@ describe('without tmux on the host', () => {
     }
   });
 });
+
+describe('profiles named by allow entries', () => {
+  it('rejects a profile id that no profile file defines, naming the loaded ones', async () => {
+    const err = await openDriver([allow('x', '/bin/bash', { profile: 'no-such-cli' })]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues[0]).toMatchObject({ path: 'allow.0.profile', message: expect.stringContaining('claude-code') });
+  });
+});
