@@ -1019,7 +1019,15 @@ export class Session {
 
     return new Promise<WaitResult>((resolve, reject) => {
       let done = false;
-      const timers: Array<{ cancel(): void }> = [];
+      // Pending timers only: a fired one leaves the set, so a long wait holds a handful, not thousands.
+      const timers = new Set<{ cancel(): void }>();
+      const arm = (ms: number, fn: () => void): void => {
+        const handle = this.clock.after(ms, () => {
+          timers.delete(handle);
+          fn();
+        });
+        timers.add(handle);
+      };
       const finish = (outcome: WaitResult['outcome']): void => {
         if (done) return;
         done = true;
@@ -1045,15 +1053,15 @@ export class Session {
           if (done) return;
           // libuv timers may fire up to a millisecond early: that is quiet enough.
           const left = ms - quietFor();
-          if (left > 1) return void timers.push(this.clock.after(Math.ceil(left), fire));
+          if (left > 1) return arm(Math.ceil(left), fire);
           // Everything written must be parsed before the screen is called settled.
           void this.mirror.whenParsed().then(() => {
             if (done) return;
-            if (ms - quietFor() > 1) timers.push(this.clock.after(Math.ceil(ms - quietFor()), fire));
+            if (ms - quietFor() > 1) arm(Math.ceil(ms - quietFor()), fire);
             else then();
           });
         };
-        timers.push(this.clock.after(Math.ceil(Math.max(1, ms - quietFor())), fire));
+        arm(Math.ceil(Math.max(1, ms - quietFor())), fire);
       };
       // The screen is examined when it settles (SCREEN_SETTLE_MS of quiet), not on every chunk.
       let settleArmed = false;
@@ -1097,7 +1105,7 @@ export class Session {
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       this.textListeners.add(onText);
       this.activityListeners.add(onActivity);
-      timers.push(this.clock.after(timeoutMs, () => finish('timeout')));
+      arm(timeoutMs, () => finish('timeout'));
       // Idle counts from the wait's start too: input sent just before may not have been echoed yet.
       if (idleMs !== undefined) whenQuiet(idleMs, start, () => finish(onScreen() ? 'text' : 'idle'));
       if (onScreen()) return finish('text');
