@@ -231,6 +231,10 @@ const QUIET_MS = 250;
 const SCREEN_SETTLE_MS = 30;
 /** Output this recent means "still producing" when a wait times out. */
 const PRODUCING_WINDOW_MS = 1000;
+/** After Enter, how long the screen may stay unchanged before the Enter is taken as swallowed. */
+const SUBMIT_CONFIRM_MS = 1000;
+/** Enter is pressed again at most this many times. */
+const SUBMIT_RETRIES = 2;
 /** How long submit waits for the typed text to show before pressing Enter anyway. */
 const SUBMIT_ECHO_TIMEOUT_MS = 2000;
 /** Typed inputs remembered for echo removal in waits. */
@@ -587,12 +591,23 @@ export class Session {
         if (line.length > 0) await backend.sendText(line, { paste: false });
       }
     } else if (text.length > 0) await backend.sendText(text, { paste: usePaste });
-    if (shown) await shown;
+    const echoed = shown ? (await shown).outcome === 'text' : false;
     if (opts.submit) {
       this.markInput();
       this.transcriptRing.append('keys', undefined, { keys: 'Enter' });
       this.onAction('sendKeys', 'Enter', { submit: true });
+      const before = this.mirror.digest();
       await backend.sendKeys(['Enter']);
+      // Confirm the program reacted. A composer may swallow an Enter that comes too soon after the
+      // text (seen with codex and gemini): when the screen did not change at all and our text still
+      // sits on the cursor row, press Enter again, a bounded number of times.
+      for (let retry = 1; echoed && retry <= SUBMIT_RETRIES; retry++) {
+        if (await this.changesWithin(before, SUBMIT_CONFIRM_MS)) break;
+        if (this.phase !== 'live' || !this.cursorRowEndsWith(lastLine(text))) break;
+        this.transcriptRing.append('keys', undefined, { keys: 'Enter', retry });
+        this.onAction('sendKeys', 'Enter', { submit: true, retry });
+        await backend.sendKeys(['Enter']);
+      }
     }
     if (opts.settle && opts.settle > 0) await this.wait({ forIdleMs: opts.settle });
   }
@@ -982,6 +997,29 @@ export class Session {
     if (this.phase === 'exited') throw new SessionError('SESSION_EXITED', `the program of session ${this.id} has exited (code ${this.exitInfo?.code ?? 'none'}, signal ${this.exitInfo?.signal ?? 'none'})`, { id: this.id });
     if (!this.backend) throw new SessionError('SESSION_CLOSED', `session ${this.id} is not connected`, { id: this.id });
     return this.backend;
+  }
+
+  /** Resolves true as soon as the screen's digest differs from `digest`, false after `ms`. */
+  private changesWithin(digest: string, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (this.phase !== 'live' || this.mirror.digest() !== digest) done(true);
+      };
+      const timer = this.clock.after(ms, () => void this.mirror.whenParsed().then(() => done(this.mirror.digest() !== digest)));
+      const done = (changed: boolean): void => {
+        timer.cancel();
+        this.activityListeners.delete(check);
+        resolve(changed);
+      };
+      this.activityListeners.add(check);
+      check();
+    });
+  }
+
+  /** True when the row the cursor is on ends with `tail` (our text still waits in the composer). */
+  private cursorRowEndsWith(tail: string): boolean {
+    const snap = this.mirror.snapshot({ format: 'text' });
+    return (snap.lines[snap.cursor.y] ?? '').trimEnd().endsWith(tail.trimEnd());
   }
 
   private markInput(): void {

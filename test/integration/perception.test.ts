@@ -186,3 +186,39 @@ describe('soft newlines', () => {
     }
   });
 });
+
+describe('submit', () => {
+  it('presses Enter again when a composer swallowed the first one (screen unchanged, text still on the input line)', async () => {
+    // A composer that ignores an Enter coming less than 300 ms after the last typed character, as
+    // some AI CLIs do while they still take the text for a paste.
+    const composer = [
+      'import os, tty, time',
+      'tty.setraw(0)',
+      'typed = b""; last = 0.0',
+      'os.write(1, b"> ")',
+      'while True:',
+      '    c = os.read(0, 1)',
+      '    now = time.monotonic()',
+      '    if c == b"\\r":',
+      '        if now - last < 0.3:',
+      '            continue',
+      '        os.write(1, b"\\r\\nGOT[" + typed + b"]\\r\\n> ")',
+      '        typed = b""',
+      '    else:',
+      '        typed += c; last = now',
+      '        os.write(1, c)',
+    ].join('\n');
+    const t = await openDriver([allow('py', '/usr/bin/python3')]);
+    try {
+      const s = await t.driver.create({ allowId: 'py', args: ['-c', composer] });
+      await s.wait({ forText: '> ' });
+      await s.sendText('hello there', { submit: true });
+      expect((await s.wait({ forText: /GOT\[hello there\]/, timeoutMs: 5000 })).outcome).toBe('text');
+      expect(s.read().content.match(/GOT/g)?.length).toBe(1);
+      expect(s.transcript().filter((e) => e.kind === 'keys' && e.tags?.retry !== undefined).length).toBeGreaterThanOrEqual(1);
+      await s.kill();
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
