@@ -36,6 +36,18 @@ export async function openDriver(allowList: AllowInput[], more: Partial<DriverCo
         if (info.state !== 'failed') await driver.get(info.id).kill().catch(() => undefined);
       }
       await driver.close();
+      // A safety net, loud: nothing of this driver may outlive the test (a leak is a bug to see).
+      const left = processesMentioning(dataDir);
+      if (left.length > 0) {
+        console.warn(`test cleanup: ${left.length} process(es) still mention ${dataDir}; killing them`);
+        for (const pid of left) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            /* gone */
+          }
+        }
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
