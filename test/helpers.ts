@@ -33,7 +33,7 @@ export async function openDriver(allowList: AllowInput[], more: Partial<DriverCo
     dataDir,
     async cleanup() {
       for (const info of driver.list()) {
-        if (info.state !== 'failed') await driver.get(info.id).kill().catch(() => undefined);
+        if (info.state !== 'failed' && info.heldBy === undefined) await Promise.resolve().then(() => driver.get(info.id).kill()).catch(() => undefined);
       }
       await driver.close();
       // A safety net, loud: nothing of this driver may outlive the test (a leak is a bug to see).
