@@ -13,15 +13,22 @@ import { compareActivity } from '../../lib/perceive/activity.js';
 const children: ChildProcess[] = [];
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Each root leads its own process group, so the whole tree ends with it (no loop left burning CPU). */
 function start(cmd: string, args: string[]): number {
-  const child = spawn(cmd, args, { stdio: 'ignore' });
+  const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
   children.push(child);
   if (child.pid === undefined) throw new Error(`${cmd} did not start`);
   return child.pid;
 }
 
 afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
+  for (const c of children) {
+    try {
+      if (c.pid !== undefined) process.kill(-c.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
 });
 
 describe('sampleProcessActivity', () => {
