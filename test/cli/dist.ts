@@ -19,6 +19,8 @@ export interface Run {
   readonly stderr: string;
 }
 
+const CLI_TIMEOUT_MS = 30_000;
+
 /** One CLI process; resolves when it exits (never throws on a non-zero status). */
 export function runCli(args: readonly string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {
   return new Promise((ok, fail) => {
@@ -27,8 +29,16 @@ export function runCli(args: readonly string[], opts: { env?: NodeJS.ProcessEnv;
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // A CLI call that hangs fails the test with what it printed, instead of the test's own timeout.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`tmux-drive ${args.join(' ')} did not finish in ${CLI_TIMEOUT_MS} ms; stderr: ${stderr}`));
+    }, CLI_TIMEOUT_MS);
     child.once('error', fail);
-    child.once('close', (status) => ok({ status, stdout, stderr }));
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      ok({ status, stdout, stderr });
+    });
     child.stdin.end(opts.input ?? '');
   });
 }
