@@ -56,6 +56,8 @@ describe('an output flood', () => {
     await s.wait({ forText: '$ ' });
     await s.sendText('(setsid sleep 7777 </dev/null >/dev/null 2>&1 &); echo started', { submit: true });
     await s.wait({ forText: /^started$/m });
+    // The backgrounded setsid may exec a moment after `started` prints.
+    for (let i = 0; i < 100 && processesMentioning('sleep\u00007777').length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(processesMentioning('sleep\u00007777').length).toBe(1);
     await s.kill();
     expect(processesMentioning('sleep\u00007777')).toEqual([]);
