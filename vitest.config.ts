@@ -8,5 +8,9 @@ export default defineConfig({
     // Integration tests start real tmux servers; two workers suit the 2-core machines this runs on.
     pool: 'forks',
     maxWorkers: 2,
+    // Real programs on shared 2-core machines: a test that fails is run once more before it
+    // counts as failed (timing under a neighbour's load, never a changed assertion). A failure
+    // that repeats is real.
+    retry: 1,
   },
 });
