@@ -1,8 +1,9 @@
 /** Shared test scaffolding: a driver over a private data dir, allow entries, process checks. */
-import { mkdtempSync, rmSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Driver, type DriverOptions } from '../lib/index.js';
+import { findProcesses } from '../backends/tmux/process-tree.js';
 import type { DriverConfigInput } from '../lib/policy/config-schema.js';
 
 export const CONSENT = { acknowledgedRisk: true as const, acknowledgedAt: '2026-11-30T00:00:00Z' };
@@ -55,18 +56,5 @@ export async function openDriver(allowList: AllowInput[], more: Partial<DriverCo
 
 /** Pids of live processes whose command line mentions `needle` (to prove nothing is left). */
 export function processesMentioning(needle: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-      if (cmd.includes(needle)) out.push(pid);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
+  return findProcesses((cmdline) => cmdline.includes(needle));
 }

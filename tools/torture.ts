@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { Driver } from '../lib/index.js';
 import { Journal } from '../journal/journal.js';
-import { processTree } from '../backends/tmux/process-tree.js';
+import { findProcesses, processTree } from '../backends/tmux/process-tree.js';
 
 export interface TortureOptions {
   readonly iterations: number;
@@ -117,30 +117,12 @@ function prng(seed: number): () => number {
 
 /** Pids of live (non-zombie) processes whose command line contains `needle`. */
 function processesMentioning(needle: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(needle)) out.push(pid);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
+  return findProcesses((cmdline) => cmdline.includes(needle));
 }
 
 /** The tmux server processes of a socket (`tmux … start-server`), and the bash processes under them. */
 function serverCensus(socket: string): { servers: number[]; bashes: number[] } {
-  const servers = processesMentioning(socket).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('start-server');
-    } catch {
-      return false;
-    }
-  });
+  const servers = findProcesses((cmdline) => cmdline.includes(socket) && cmdline.includes('start-server'));
   const bashes = servers.flatMap((s) => processTree(s).filter((p) => p.comm === 'bash').map((p) => p.pid));
   return { servers, bashes };
 }

@@ -72,3 +72,21 @@ export function signalAll(pids: Iterable<number>, signal: NodeJS.Signals): void 
     }
   }
 }
+
+/**
+ * Live (non-zombie) processes, other than this one, whose command line — argv words joined with
+ * NUL, as /proc/PID/cmdline has them — satisfies `test`. One scan of /proc, on demand.
+ */
+export function findProcesses(test: (cmdline: string) => boolean): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
+    try {
+      if (test(readFileSync(`/proc/${pid}/cmdline`, 'latin1')) && isAlive(pid)) out.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}

@@ -4,7 +4,7 @@
  * pane output exactly, so the mirror is rebuilt without a gap or an overlap.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +18,7 @@ import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/e
 import { ClosedError, TmuxDriveError } from '../../lib/errors.js';
 import { ControlClient } from './control-client.js';
 import { DIED_MARKER, serverConf } from './server-conf.js';
-import { isAlive, processTree, signalAll, type ProcStat } from './process-tree.js';
+import { isAlive, findProcesses, processTree, signalAll, type ProcStat } from './process-tree.js';
 
 /** Unix socket paths are limited to 108 bytes including the NUL (sun_path). */
 const MAX_SOCKET_PATH = 107;
@@ -149,17 +149,10 @@ export function socketAnswers(path: string, timeoutMs: number): Promise<boolean>
  * the generated config. Returns true when there was something to end.
  */
 export function endUnfinishedLaunch(socket: string, name: string): boolean {
-  const owners: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
-      if (argv.includes(socket) && argv.includes('start-server')) owners.push(pid);
-    } catch {
-      /* gone */
-    }
-  }
+  const owners = findProcesses((cmdline) => {
+    const argv = cmdline.split('\0');
+    return argv.includes(socket) && argv.includes('start-server');
+  });
   const pids = owners.flatMap((pid) => processTree(pid).map((p) => p.pid));
   signalAll(pids, 'SIGKILL');
   rmSync(socket, { force: true });
