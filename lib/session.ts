@@ -7,7 +7,8 @@ import { EventEmitter } from 'node:events';
 import type { Clock, Disposable } from './clock.js';
 import type { BackendListener, DriveBackend, ExitInfo, SignalName } from './backend.js';
 import { ClosedError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
-import { Mirror } from './emulator/mirror.js';
+import { Mirror, type ScreenSnapshot } from './emulator/mirror.js';
+import type { CellGrid } from './emulator/cell-grid.js';
 import type { PaneCapture } from './emulator/rebuild.js';
 import { rebuildMirror } from './emulator/rebuild.js';
 import { compareWithCapture, type FidelityReport } from './emulator/fidelity.js';
@@ -513,13 +514,15 @@ export class Session {
     const caller = opts.caller ?? 'default';
     if (typeof caller !== 'string' || caller.length === 0 || caller.length > 64) throw new UsageError('BAD_ARGUMENT', 'caller must be a string of 1 to 64 characters');
     const snap = this.mirror.snapshot({ format, scrollback });
-    const verdict = this.status();
+    const screen = format === 'text' && scrollback === 0 ? snap : this.mirror.snapshot({ format: 'text' });
+    const cells = this.mirror.cells().cells;
+    const verdict = this.classifyScreenNow(screen, cells);
     // Ghost text is reported apart and, where the profile says so, left out of the text.
     let raw = snap.content;
     let visibleRows: readonly string[] = snap.lines;
     if (format === 'text' && (this.profile.transform.stripGhost || this.profile.transform.dropRows.length > 0)) {
       const visible = snap.lines.length;
-      const t = transformSnapshot({ ...snap, cells: this.mirror.cells().cells }, this.profile);
+      const t = transformSnapshot({ ...snap, cells }, this.profile);
       const all = snap.content.split('\n');
       raw = [...all.slice(0, all.length - visible), ...t.lines].join('\n');
       visibleRows = t.lines;
@@ -702,11 +705,15 @@ export class Session {
   }
 
   status(): SessionStatus {
-    const snap = this.mirror.snapshot({ format: 'text' });
+    return this.classifyScreenNow(this.mirror.snapshot({ format: 'text' }), this.mirror.cells().cells);
+  }
+
+  /** The verdict on a screen already read from the mirror (read() shares its snapshot and cells). */
+  private classifyScreenNow(snap: ScreenSnapshot, cells: CellGrid['cells']): SessionStatus {
     const activity = this.activity;
     const sample = this.quietSample;
     return classify({
-      snapshot: { ...snap, cells: this.mirror.cells().cells },
+      snapshot: { ...snap, cells },
       now: this.clock.now(),
       lastOutputAt: this.lastOutputAt,
       lastChangeAt: this.lastChangeAt,
