@@ -11,11 +11,13 @@
  * - `resize` entries, and resyncs that changed the size, become `"r"` events, data `"COLSxROWS"`.
  * - `gap` entries (nobody was attached, the evidence has a hole) become `"m"` marker events.
  *
- * Secrets are redacted per event with `redactSecrets` (a secret split across two output chunks
- * can escape it: redaction is per event, as the recording is).
+ * Secrets are redacted on the decoded streams, not per event: the output events are one terminal
+ * stream and the input events another, each matched as the text it draws (escape sequences set
+ * aside), so a secret split over two chunks of output, or styled, is found; its marker goes in the
+ * event where it starts.
  */
 import type { TranscriptEntry } from './transcript.js';
-import { redactSecrets } from './policy/redact.js';
+import { redactTerminalChunks } from './policy/redact.js';
 
 export interface AsciicastHeader {
   readonly version: 2;
@@ -135,19 +137,13 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
     ...(opts.title === undefined ? {} : { title: opts.title }),
     env: { TERM: opts.term ?? DEFAULT_TERM },
   };
-  const events: AsciicastEvent[] = [];
+  let events: AsciicastEvent[] = [];
   let redactions = 0;
   let last = 0;
   const push = (time: number, code: AsciicastEventCode, data: string): void => {
     // Event times must never go back, even if the wall clock did.
     last = Math.max(last, round6(Math.max(0, time - start) / 1000));
-    let text = data;
-    if (redact && (code === 'o' || code === 'i')) {
-      const r = redactSecrets(text);
-      text = r.text;
-      redactions += r.count;
-    }
-    events.push([last, code, text]);
+    events.push([last, code, data]);
   };
   if (opts.initialScreen !== undefined && opts.initialScreen.length > 0) push(start, 'o', opts.initialScreen);
   const decoder = new TextDecoder('utf-8');
@@ -193,6 +189,19 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
   }
   const tail = decoder.decode();
   if (tail.length > 0) push(lastOutputTime, 'o', tail);
+  if (redact) {
+    for (const code of ['o', 'i'] as const) {
+      const at = events.flatMap((e, i) => (e[1] === code ? [i] : []));
+      const r = redactTerminalChunks(at.map((i) => (events[i] as AsciicastEvent)[2]));
+      redactions += r.count;
+      for (const [k, i] of at.entries()) {
+        const e = events[i] as AsciicastEvent;
+        events[i] = [e[0], e[1], r.chunks[k] ?? ''];
+      }
+    }
+    // A chunk that held only the rest of a secret (its marker went where the secret starts).
+    events = events.filter((e) => e[2].length > 0);
+  }
   return { header, events, redactions };
 }
 

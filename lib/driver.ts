@@ -22,7 +22,7 @@ import { AuditLog } from '../journal/audit-log.js';
 import { builtinProfilesDir, loadProfileFiles } from './profile-files.js';
 import type { ProfileSet } from './perceive/profile.js';
 import { sampleProcessActivity } from '../backends/tmux/process-activity.js';
-import { redactSecrets } from './policy/redact.js';
+import { redactArgv, redactTerminalText } from './policy/redact.js';
 import { Journal, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
 
 export interface DriverOptions {
@@ -309,7 +309,8 @@ export class Driver {
         record: (digest, key) => void j.recordAnswer(id, toDigest(digest), key.replace(/[^A-Za-z0-9_+-]/g, '+').slice(0, 32) || 'key'),
       },
       onAction: (kind, payload, tags) => {
-        const text = config.redactSecrets ? redactSecrets(payload).text : payload;
+        // Typed text may carry escape sequences: matched as the text it draws.
+        const text = config.redactSecrets ? redactTerminalText(payload).text : payload;
         this.audit?.record({ sessionId: id, kind, payload: text, tags });
 
       },
@@ -480,7 +481,9 @@ export class Driver {
       throw err;
     }
     this.sessions.set(name, session); // replaces an ended session of the same name
-    const redactedArgv = [plan.binary, ...(opts.args ?? [])].map((a) => (config.redactSecrets ? redactSecrets(a).text : a));
+    // Matched as one command line: a flag and its value are two words (`-u user:pass`).
+    const argv = [plan.binary, ...(opts.args ?? [])];
+    const redactedArgv = config.redactSecrets ? redactArgv(argv).argv : argv;
     this.audit?.record({ sessionId: name, kind: 'create', payload: JSON.stringify(redactedArgv), tags: { allowId: plan.entry.id, sandboxed: plan.sandboxed } });
     const wall = plan.entry.limits.wallClockMs;
     if (wall !== undefined) {

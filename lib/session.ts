@@ -22,7 +22,7 @@ import { decideAutoAnswer, type AutoAnswerPolicy } from './perceive/auto-answer.
 import { GENERIC_PROFILE, type Profile } from './perceive/profile.js';
 import { transformSnapshot } from './perceive/input-line.js';
 import type { Suggestion } from './perceive/input-line.js';
-import { redactSecrets } from './policy/redact.js';
+import { redactScreen, redactSecrets, redactTerminalChunks } from './policy/redact.js';
 import { readCost } from './perceive/cost.js';
 import { DEFAULT_MAX_BYTES, MAX_READ_BYTES, READ_MODES, capDiff, capTail, diffRows, digestRows, renderDiffRow, type ReadMode, type ScreenDiff } from './read-modes.js';
 
@@ -241,6 +241,10 @@ const SUBMIT_ECHO_TIMEOUT_MS = 2000;
 /** Typed inputs remembered for echo removal in waits. */
 const TYPED_MEMORY = 16;
 const KEY_LIMIT = 1000;
+/** Entries looked at on each side of a transcript page for secrets that cross its edge. */
+const TRANSCRIPT_CONTEXT_ENTRIES = 64;
+/** Characters of context on each side: more than the largest secret a rule matches (a PEM key is < 64 KiB). */
+const TRANSCRIPT_CONTEXT_CHARS = 65_536;
 const MAX_DIMENSION = 1000;
 
 type Phase = 'live' | 'exited' | 'lost' | 'killed' | 'detached';
@@ -520,6 +524,8 @@ export class Session {
     // Ghost text is reported apart and, where the profile says so, left out of the text.
     let raw = snap.content;
     let visibleRows: readonly string[] = snap.lines;
+    // Soft-wrap flags of the content's rows: a secret wrapped at the right margin is matched whole.
+    let wrapped = snap.wrapped;
     if (format === 'text' && (this.profile.transform.stripGhost || this.profile.transform.dropRows.length > 0)) {
       const visible = snap.lines.length;
       const t = transformSnapshot({ ...snap, cells }, this.profile);
@@ -527,8 +533,12 @@ export class Session {
       raw = [...all.slice(0, all.length - visible), ...t.lines].join('\n');
       visibleRows = t.lines;
     }
-    if (mode !== 'full') raw = digestRows(visibleRows).join('\n');
-    const { text: redacted, count: redactions } = this.redact ? redactSecrets(raw) : { text: raw, count: 0 };
+    if (mode !== 'full') {
+      const rows = digestRows(visibleRows);
+      raw = rows.join('\n');
+      wrapped = snap.wrapped.slice(snap.wrapped.length - snap.lines.length).slice(0, rows.length);
+    }
+    const { text: redacted, count: redactions } = this.redact ? redactScreen(raw, format, wrapped) : { text: raw, count: 0 };
     const suggestion: Suggestion | undefined = verdict.suggestion ? { ...verdict.suggestion, text: this.redact ? redactSecrets(verdict.suggestion.text).text : verdict.suggestion.text } : undefined;
     let content: string;
     let droppedBytes = 0;
@@ -682,12 +692,25 @@ export class Session {
    */
   transcript(opts: { after?: number; limit?: number } = {}): TranscriptEntry[] {
     const entries = this.transcriptRing.read(opts);
-    if (!this.redact) return entries;
-    const decoder = new TextDecoder('utf-8');
+    if (!this.redact || entries.length === 0) return entries;
+    // Output is one stream and typed input another: each is redacted across its entries, with the
+    // entries around this page as context (a secret split over two chunks, or over the page's
+    // edge, is still found).
+    const first = (entries[0] as TranscriptEntry).seq;
+    const last = (entries[entries.length - 1] as TranscriptEntry).seq;
+    const before = this.transcriptRing.read({ after: Math.max(0, first - 1 - TRANSCRIPT_CONTEXT_ENTRIES), limit: TRANSCRIPT_CONTEXT_ENTRIES }).filter((e) => e.seq < first);
+    const after = this.transcriptRing.read({ after: last, limit: TRANSCRIPT_CONTEXT_ENTRIES });
+    const redacted = new Map<TranscriptEntry, string>();
+    for (const kind of ['output', 'input'] as const) {
+      const window = [...contextTail(before, kind), ...entries.filter((e) => e.kind === kind && e.data !== undefined), ...contextHead(after, kind)];
+      const decoder = new TextDecoder('utf-8');
+      const texts = window.map((e) => (typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true })));
+      const r = redactTerminalChunks(texts);
+      for (const [i, e] of window.entries()) redacted.set(e, r.chunks[i] ?? '');
+    }
     return entries.map((e) => {
-      if (e.data === undefined) return e;
-      const text = typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true });
-      return { ...e, data: redactSecrets(text).text };
+      const text = redacted.get(e);
+      return text === undefined ? e : { ...e, data: text };
     });
   }
 
@@ -1187,3 +1210,33 @@ function hintFor(outcome: WaitResult['outcome'], producing: boolean): string {
   }
 }
 
+
+function dataLength(e: TranscriptEntry): number {
+  return e.data === undefined ? 0 : typeof e.data === 'string' ? e.data.length : e.data.byteLength;
+}
+
+/** The last entries of `kind` in `entries`, up to TRANSCRIPT_CONTEXT_CHARS of data. */
+function contextTail(entries: readonly TranscriptEntry[], kind: TranscriptEntry['kind']): TranscriptEntry[] {
+  const out: TranscriptEntry[] = [];
+  let size = 0;
+  for (let i = entries.length - 1; i >= 0 && size < TRANSCRIPT_CONTEXT_CHARS; i--) {
+    const e = entries[i] as TranscriptEntry;
+    if (e.kind !== kind || e.data === undefined) continue;
+    out.unshift(e);
+    size += dataLength(e);
+  }
+  return out;
+}
+
+/** The first entries of `kind` in `entries`, up to TRANSCRIPT_CONTEXT_CHARS of data. */
+function contextHead(entries: readonly TranscriptEntry[], kind: TranscriptEntry['kind']): TranscriptEntry[] {
+  const out: TranscriptEntry[] = [];
+  let size = 0;
+  for (const e of entries) {
+    if (size >= TRANSCRIPT_CONTEXT_CHARS) break;
+    if (e.kind !== kind || e.data === undefined) continue;
+    out.push(e);
+    size += dataLength(e);
+  }
+  return out;
+}

@@ -11,6 +11,7 @@ import type { SignalName } from '../backend.js';
 import { DEFAULT_FLOWING_MS } from '../perceive/classify-screen.js';
 import { formatAsciicast, toAsciicast } from '../asciicast.js';
 import { redactStrings, redactText } from '../mcp/untrusted-output.js';
+import { redactTerminalChunks } from '../policy/redact.js';
 import { choiceArg, intArg, usageError, type CommandShape, type GlobalOptions, type OptionValues } from './parse-command-line.js';
 import { renderStatus, renderTable, renderWait, shellQuote } from './render-text.js';
 
@@ -74,19 +75,24 @@ function parseEnv(pairs: readonly string[]): Record<string, string> | undefined 
   return env;
 }
 
-/** Transcript entries as JSON: pane bytes decoded (one streaming decoder), text redacted. */
+/**
+ * Transcript entries as JSON: pane bytes decoded (one streaming decoder), text redacted as two
+ * streams (output, typed input), so a secret split over entries is found.
+ */
 function transcriptJson(entries: readonly TranscriptEntry[], redact: boolean): { entries: unknown[]; redactions: number } {
   const decoder = new TextDecoder('utf-8');
   let redactions = 0;
-  const out = entries.map((e) => {
-    let text: string | undefined;
-    if (e.data instanceof Uint8Array) text = decoder.decode(e.data, { stream: true });
-    else if (typeof e.data === 'string') text = e.data;
-    if (text !== undefined) {
-      const r = redactText(text, redact);
-      text = r.text;
+  const texts = entries.map((e) => (e.data instanceof Uint8Array ? decoder.decode(e.data, { stream: true }) : typeof e.data === 'string' ? e.data : undefined));
+  if (redact) {
+    for (const kind of ['output', 'input'] as const) {
+      const at = entries.flatMap((e, i) => (e.kind === kind && texts[i] !== undefined ? [i] : []));
+      const r = redactTerminalChunks(at.map((i) => texts[i] as string));
       redactions += r.count;
+      for (const [k, i] of at.entries()) texts[i] = r.chunks[k] ?? '';
     }
+  }
+  const out = entries.map((e, i) => {
+    const text = texts[i];
     return { seq: e.seq, time: new Date(e.time).toISOString(), kind: e.kind, ...(text === undefined ? {} : { text }), ...(e.tags ? { tags: e.tags } : {}) };
   });
   return { entries: out, redactions };
@@ -180,7 +186,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...(format ? { format } : {}),
         ...(scrollback !== undefined ? { scrollback } : {}),
       });
-      const red = redactText(r.content, await redacting(ctx));
+      const red = redactText(r.content, await redacting(ctx), r.format);
       const result = { ...r, content: red.text, redactions: r.redactions + red.count };
       return { json: result, text: result.content.replace(/\n+$/, '') };
     },

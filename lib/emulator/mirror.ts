@@ -44,6 +44,11 @@ export interface ScreenSnapshot {
   readonly lines: readonly string[];
   /** History rows included in `content` above the screen. */
   readonly scrollbackLines: number;
+  /**
+   * text and html: one flag per row of `content`, true when the row continues the row above it (a
+   * soft wrap at the right margin). ansi: empty (the serialized stream carries its wraps itself).
+   */
+  readonly wrapped: readonly boolean[];
 }
 
 const MiB = 1024 * 1024;
@@ -243,12 +248,15 @@ export class Mirror {
     const wanted = (available: number): number => (options.scrollback === 'all' ? available : Math.max(0, Math.min(options.scrollback ?? 0, available)));
     let content: string;
     let scrollbackLines: number;
+    let wrapped: boolean[] = [];
+    const wrapFlags = (from: number, count: number): boolean[] => Array.from({ length: count }, (_, i) => active.getLine(from + i)?.isWrapped ?? false);
     switch (options.format) {
       case 'text': {
         scrollbackLines = wanted(active.baseY);
         const history: string[] = [];
         for (let y = active.baseY - scrollbackLines; y < active.baseY; y++) history.push(rowText(active, y));
         content = [...history, ...lines].join('\n');
+        wrapped = wrapFlags(active.baseY - scrollbackLines, scrollbackLines + term.rows);
         break;
       }
       case 'ansi':
@@ -256,12 +264,16 @@ export class Mirror {
         scrollbackLines = wanted(term.buffer.normal.length - term.rows);
         content = serializer.serialize({ scrollback: scrollbackLines });
         break;
-      case 'html':
+      case 'html': {
         scrollbackLines = wanted(active.baseY);
         content = serializer.serializeAsHTML({ scrollback: scrollbackLines });
+        // The rows serializeAsHTML writes: the last `scrollback + rows` lines of the buffer.
+        const count = Math.min(scrollbackLines + term.rows, active.length);
+        wrapped = wrapFlags(active.length - count, count);
         break;
+      }
     }
-    return { content, format: options.format, cols: term.cols, rows: term.rows, cursor: this.cursor, alternate: this.alternate, lines, scrollbackLines };
+    return { content, format: options.format, cols: term.cols, rows: term.rows, cursor: this.cursor, alternate: this.alternate, lines, scrollbackLines, wrapped };
   }
 
   cells(): CellGrid {

@@ -4,7 +4,7 @@
  * put it in a clearly delimited block, with a note saying what it is, so that the reader can keep
  * program output apart from its instructions.
  */
-import { redactSecrets } from '../policy/redact.js';
+import { redactScreen, redactSecrets, type ScreenFormat } from '../policy/redact.js';
 
 export const UNTRUSTED_TAG = 'untrusted-terminal-output';
 
@@ -27,10 +27,13 @@ export function wrapUntrustedOutput(content: string, info: UntrustedBlockInfo): 
   return `${info.summary}\n${NOTE}\n<${UNTRUSTED_TAG} session="${session}">\n${body}${body.endsWith('\n') ? '' : '\n'}</${UNTRUSTED_TAG}>`;
 }
 
-/** Redacts `text` when `enabled` (the config's redactSecrets); idempotent on redacted text. */
-export function redactText(text: string, enabled: boolean): { text: string; count: number } {
+/**
+ * Redacts `text` when `enabled` (the config's redactSecrets), matched as the text the `format`
+ * shows (escapes or tags set aside); idempotent on redacted text.
+ */
+export function redactText(text: string, enabled: boolean, format: ScreenFormat = 'text'): { text: string; count: number } {
   if (!enabled) return { text, count: 0 };
-  return redactSecrets(text);
+  return format === 'text' ? redactSecrets(text) : redactScreen(text, format);
 }
 
 /**
