@@ -524,8 +524,8 @@ export class Session {
     // Ghost text is reported apart and, where the profile says so, left out of the text.
     let raw = snap.content;
     let visibleRows: readonly string[] = snap.lines;
-    // Soft-wrap flags of the content's rows: a secret wrapped at the right margin is matched whole.
-    let wrapped = snap.wrapped;
+    // How the content's rows follow one another: a secret wrapped at the right margin is matched whole.
+    let rowBreaks = snap.rowBreaks;
     if (format === 'text' && (this.profile.transform.stripGhost || this.profile.transform.dropRows.length > 0)) {
       const visible = snap.lines.length;
       const t = transformSnapshot({ ...snap, cells }, this.profile);
@@ -536,9 +536,9 @@ export class Session {
     if (mode !== 'full') {
       const rows = digestRows(visibleRows);
       raw = rows.join('\n');
-      wrapped = snap.wrapped.slice(snap.wrapped.length - snap.lines.length).slice(0, rows.length);
+      rowBreaks = snap.rowBreaks.slice(snap.rowBreaks.length - snap.lines.length).slice(0, rows.length);
     }
-    const { text: redacted, count: redactions } = this.redact ? redactScreen(raw, format, wrapped) : { text: raw, count: 0 };
+    const { text: redacted, count: redactions } = this.redact ? redactScreen(raw, format, rowBreaks) : { text: raw, count: 0 };
     const suggestion: Suggestion | undefined = verdict.suggestion ? { ...verdict.suggestion, text: this.redact ? redactSecrets(verdict.suggestion.text).text : verdict.suggestion.text } : undefined;
     let content: string;
     let droppedBytes = 0;

@@ -45,11 +45,14 @@ export interface ScreenSnapshot {
   /** History rows included in `content` above the screen. */
   readonly scrollbackLines: number;
   /**
-   * text and html: one flag per row of `content`, true when the row continues the row above it (a
-   * soft wrap at the right margin). ansi: empty (the serialized stream carries its wraps itself).
+   * text and html: how each row of `content` follows the row above it: a new line, a soft wrap at
+   * the right margin (the same line goes on), or a soft wrap after blank cells (which a text row,
+   * right-trimmed, leaves out). ansi: empty (the serialized stream carries its wraps itself).
    */
-  readonly wrapped: readonly boolean[];
+  readonly rowBreaks: readonly RowBreak[];
 }
+
+export type RowBreak = 'line' | 'wrap' | 'wrap-after-blank';
 
 const MiB = 1024 * 1024;
 /** Above this backlog the owner should stop reading the pane (needsDrain turns true). */
@@ -248,15 +251,21 @@ export class Mirror {
     const wanted = (available: number): number => (options.scrollback === 'all' ? available : Math.max(0, Math.min(options.scrollback ?? 0, available)));
     let content: string;
     let scrollbackLines: number;
-    let wrapped: boolean[] = [];
-    const wrapFlags = (from: number, count: number): boolean[] => Array.from({ length: count }, (_, i) => active.getLine(from + i)?.isWrapped ?? false);
+    let rowBreaks: RowBreak[] = [];
+    const breaksOf = (from: number, count: number): RowBreak[] =>
+      Array.from({ length: count }, (_, i): RowBreak => {
+        if (!(active.getLine(from + i)?.isWrapped ?? false)) return 'line';
+        const last = active.getLine(from + i - 1)?.getCell(term.cols - 1);
+        const ch = last?.getChars() ?? '';
+        return (ch === '' || ch === ' ') && last?.getWidth() !== 0 ? 'wrap-after-blank' : 'wrap';
+      });
     switch (options.format) {
       case 'text': {
         scrollbackLines = wanted(active.baseY);
         const history: string[] = [];
         for (let y = active.baseY - scrollbackLines; y < active.baseY; y++) history.push(rowText(active, y));
         content = [...history, ...lines].join('\n');
-        wrapped = wrapFlags(active.baseY - scrollbackLines, scrollbackLines + term.rows);
+        rowBreaks = breaksOf(active.baseY - scrollbackLines, scrollbackLines + term.rows);
         break;
       }
       case 'ansi':
@@ -269,11 +278,11 @@ export class Mirror {
         content = serializer.serializeAsHTML({ scrollback: scrollbackLines });
         // The rows serializeAsHTML writes: the last `scrollback + rows` lines of the buffer.
         const count = Math.min(scrollbackLines + term.rows, active.length);
-        wrapped = wrapFlags(active.length - count, count);
+        rowBreaks = breaksOf(active.length - count, count);
         break;
       }
     }
-    return { content, format: options.format, cols: term.cols, rows: term.rows, cursor: this.cursor, alternate: this.alternate, lines, scrollbackLines, wrapped };
+    return { content, format: options.format, cols: term.cols, rows: term.rows, cursor: this.cursor, alternate: this.alternate, lines, scrollbackLines, rowBreaks };
   }
 
   cells(): CellGrid {

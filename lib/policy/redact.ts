@@ -18,6 +18,7 @@
  * rules run on the same text and their findings are merged (an overlap joins, the earlier rule
  * names it). The markers themselves never match a rule, so redacting twice changes nothing.
  */
+import type { RowBreak } from '../emulator/mirror.js';
 import { htmlScreen, plainText, rewrite, screenRows, terminalStream, type VisibleText } from './visible-text.js';
 
 /** The kinds a marker can name, in the order the rules run. */
@@ -481,8 +482,9 @@ const RULES: readonly Finder[] = [
   ),
   regexRule('bearer-token', /((?<![A-Za-z0-9_-])Bearer[ \t]{1,4})([A-Za-z0-9._~+/-]{16,4096}=*)/g, [2], hasDigit),
   ...COMMAND_FLAG_RULES.map(commandFlagRule),
-  // ~/.netrc: machine HOST [login USER] [account A] password SECRET (one line or several).
-  regexRule('netrc-password', /((?<![A-Za-z0-9_-])machine[ \t]{1,16}[^\s]{1,256}(?:[ \t\r\n]{1,64}(?:login|account|port)[ \t]{1,16}[^\s]{1,256}){0,3}[ \t\r\n]{1,64}password[ \t]{1,16})([^\s]{1,256})/g, [2]),
+  // ~/.netrc: machine HOST login USER [account A] password SECRET (one line or several); the login
+  // keeps prose ("the machine room password policy") out.
+  regexRule('netrc-password', /((?<![A-Za-z0-9_-])(?:machine[ \t]{1,16}[^\s]{1,256}|default)(?:[ \t\r\n]{1,256}(?:login|account|port)[ \t]{1,16}[^\s]{1,256}){1,3}[ \t\r\n]{1,256}password[ \t]{1,16})([^\s]{1,256})/g, [2]),
   // openssl -pass pass:SECRET (also -passin/-passout).
   regexRule('cli-password', /((?<![A-Za-z0-9_-])-(?:pass|passin|passout)[ \t]{1,4}pass:)([^\s]{1,512})/g, [2]),
   secretFlagRule,
@@ -531,6 +533,8 @@ export function findSecrets(text: string): SecretSpan[] {
 
 // ---- redacting what a drive shows -------------------------------------------------------------------
 
+const MIN_PAYLOAD = 6;
+
 /** Redacts the secrets seen through `view`; control-string payloads are redacted on their own. */
 function redactView(view: VisibleText, chunkStarts?: readonly number[]): { readonly chunks: string[]; readonly count: number } {
   const spans = findSecrets(view.text);
@@ -538,6 +542,8 @@ function redactView(view: VisibleText, chunkStarts?: readonly number[]): { reado
   const chunks = rewrite(view, spans, {
     replacement: (_range, i) => redactionMarker((spans[i] as SecretSpan).kind),
     payload: (payload) => {
+      // Too short to hold a key and a value (most payloads are colours, modes or nothing).
+      if (payload.length < MIN_PAYLOAD) return payload;
       const r = redactSecrets(payload);
       count += r.count;
       return r.text;
@@ -588,11 +594,11 @@ export type ScreenFormat = 'text' | 'ansi' | 'html';
 
 /**
  * A screen as read: `text` rows joined by `\n` (a soft-wrapped row is joined with the one above it
- * for matching when `wrapped` says so: one flag per row), `ansi` (the serialized stream) or `html`
- * (one element per row, `wrapped` as for text).
+ * for matching, as `rowBreaks` says: one per row), `ansi` (the serialized stream) or `html` (one
+ * element per row, `rowBreaks` as for text).
  */
-export function redactScreen(content: string, format: ScreenFormat, wrapped?: readonly boolean[]): RedactionResult {
-  const view = format === 'ansi' ? terminalStream(content) : format === 'html' ? htmlScreen(content, wrapped) : wrapped ? screenRows(content, wrapped) : plainText(content);
+export function redactScreen(content: string, format: ScreenFormat, rowBreaks?: readonly RowBreak[]): RedactionResult {
+  const view = format === 'ansi' ? terminalStream(content) : format === 'html' ? htmlScreen(content, rowBreaks) : rowBreaks ? screenRows(content, rowBreaks) : plainText(content);
   const r = redactView(view);
   return { text: r.chunks[0] ?? '', count: r.count };
 }

@@ -16,6 +16,7 @@
  *
  * Every builder is one forward scan: linear in the source.
  */
+import type { RowBreak } from '../emulator/mirror.js';
 
 /** One piece of the source, in order; pieces tile the source without gaps. */
 interface Piece {
@@ -86,20 +87,23 @@ export function plainText(source: string): VisibleText {
   return b.build();
 }
 
+
 /**
  * Rows of a text screen joined by `\n` (a text read): the break before a row that continues the
- * row above it (`wrapped[row]`, a soft wrap at the right margin) is set aside, so a word that
- * wraps is one word to the matcher and the row structure of the result is kept.
+ * row above it (a soft wrap at the right margin) is set aside, so a word that wraps is one word to
+ * the matcher and the row structure of the result is kept. A wrap after blank cells (which the
+ * right-trimmed row left out) stands for a blank.
  */
-export function screenRows(source: string, wrapped: readonly boolean[]): VisibleText {
+export function screenRows(source: string, breaks: readonly RowBreak[]): VisibleText {
   const b = new ViewBuilder(source);
   let row = 0;
   let from = 0;
   for (let nl = source.indexOf('\n'); nl !== -1; nl = source.indexOf('\n', nl + 1)) {
     row += 1;
-    if (wrapped[row] === true) {
+    const brk = breaks[row];
+    if (brk === 'wrap' || brk === 'wrap-after-blank') {
       b.text(from, nl);
-      b.aside(nl, nl + 1, '');
+      b.aside(nl, nl + 1, brk === 'wrap' ? '' : ' ');
       from = nl + 1;
     }
   }
@@ -143,8 +147,11 @@ const enum Ch {
  * characters and contributes nothing.
  */
 const CSI_MOVES = new Set('ABDEFGHLMSTZdefjkru`');
-/** Blanks a cursor-forward may stand for: enough to separate words, bounded. */
-const MAX_FORWARD = 256;
+/**
+ * Blanks a cursor-forward stands for at most: enough to separate words and to fill the gap
+ * between a key and its value; bounded so a stream of short CUFs cannot blow up the view.
+ */
+const MAX_FORWARD = 8;
 
 /** The serializer's forced wrap (addon-serialize `_rowEnd`): dashes then back-and-erase, maybe a fix-up of the row above. */
 const SERIALIZER_WRAP_TAIL = /\x1b\[1D\x1b\[1X(?:\x1b\[A\x1b\[\d{1,5}C\x1b\[\d{1,5}X\x1b\[\d{1,5}D\x1b\[B)?/y;
@@ -307,11 +314,11 @@ function codePoint(n: number): string | undefined {
 }
 
 /**
- * An HTML screen (xterm's `serializeAsHTML`: one `<div><span>…</span></div>` per row): tags set
- * aside, entities decoded, each row start a line break unless the row continues the one above it
- * (`wrapped[row]`; without it every row is its own line).
+ * An HTML screen (xterm's `serializeAsHTML`: one `<div><span>…</span></div>` per row, every cell
+ * written): tags set aside, entities decoded, each row start a line break unless the row
+ * continues the one above it (`breaks`; without them every row is its own line).
  */
-export function htmlScreen(source: string, wrapped?: readonly boolean[]): VisibleText {
+export function htmlScreen(source: string, breaks?: readonly RowBreak[]): VisibleText {
   const b = new ViewBuilder(source);
   const n = source.length;
   let textFrom = 0;
@@ -331,7 +338,8 @@ export function htmlScreen(source: string, wrapped?: readonly boolean[]): Visibl
       if (source.startsWith(ROW_START, i)) {
         end = i + ROW_START.length;
         row += 1;
-        if (row > 0 && wrapped?.[row] !== true) separator = '\n';
+        const brk = breaks?.[row];
+        if (row > 0 && brk !== 'wrap' && brk !== 'wrap-after-blank') separator = '\n';
       }
       b.aside(i, end, separator);
       i = textFrom = end;

@@ -212,6 +212,21 @@ describe('redactSecrets: linear time on adversarial input', () => {
     ['AccountKey', fill('AccountKey=')],
     ['colons and equals', fill(':=')],
     ['quotes', fill('"password": "')],
+    ['netrc machines and logins', fill('machine h login u ')],
+    ['netrc blanks between words', fill(`machine h${' '.repeat(300)}login u${'\n'.repeat(300)}`)],
+    ['curl -u without a password', fill('curl -u user')],
+    ['curl then many -u flags', `curl ${fill(' -u a:')}`],
+    ['mysql -p flags', `mysql ${fill(' -p')}`],
+    ['commands without flags', fill('mysql sshpass redis-cli ')],
+    ['docker auth keys', fill('"auth": "')],
+    ['secret flags', fill('--password ')],
+    ['secret flags with values', fill('--api-key v ')],
+    ['keytool flags', fill('-storepass ')],
+    ['openssl pass:', fill('-pass pass:')],
+    ['long bare values', `token=${fill('a')}`],
+    ['Azure AD secret shapes', fill('abc8Q~')],
+    ['telegram shapes', fill('123456789:AA')],
+    ['vendor prefixes', fill('pypi-AgE dckr_pat_ HRKU- shpat_ dapi hvs. glsa_ sntrys_ dp.st. lin_api_ key- ')],
   ];
   it.each(ADVERSARIAL)('%s (1 MiB)', (_name, input) => {
     const started = performance.now();
