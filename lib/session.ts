@@ -22,7 +22,7 @@ import { decideAutoAnswer, type AutoAnswerPolicy } from './perceive/auto-answer.
 import { GENERIC_PROFILE, type Profile } from './perceive/profile.js';
 import { transformSnapshot } from './perceive/input-line.js';
 import type { Suggestion } from './perceive/input-line.js';
-import { redactScreen, redactSecrets, redactTerminalChunks } from './policy/redact.js';
+import { redactScreen, redactSecrets, redactTerminalChunks, secretAcrossTop, type LeadingSecret } from './policy/redact.js';
 import { readCost } from './perceive/cost.js';
 import { DEFAULT_MAX_BYTES, MAX_READ_BYTES, READ_MODES, capDiff, capTail, diffRows, digestRows, renderDiffRow, type ReadMode, type ScreenDiff } from './read-modes.js';
 
@@ -241,6 +241,8 @@ const SUBMIT_ECHO_TIMEOUT_MS = 2000;
 /** Typed inputs remembered for echo removal in waits. */
 const TYPED_MEMORY = 16;
 const KEY_LIMIT = 1000;
+/** Rows of history looked at above a read (and first rows of it) for a secret that crosses its top: a long key's rows. */
+const SCREEN_CONTEXT_ROWS = 256;
 /** Entries looked at on each side of a transcript page for secrets that cross its edge. */
 const TRANSCRIPT_CONTEXT_ENTRIES = 64;
 /** Characters of context on each side: more than the largest secret a rule matches (a PEM key is < 64 KiB). */
@@ -538,7 +540,12 @@ export class Session {
       raw = rows.join('\n');
       rowBreaks = snap.rowBreaks.slice(snap.rowBreaks.length - snap.lines.length).slice(0, rows.length);
     }
-    const { text: redacted, count: redactions } = this.redact ? redactScreen(raw, format, rowBreaks) : { text: raw, count: 0 };
+    // A secret whose head scrolled into the history above what is read still shows its tail at the
+    // top: found with the rows above as context. (The alternate screen has no history; with
+    // scrollback 'all' nothing is above.)
+    const above = mode === 'full' ? snap.scrollbackLines : 0;
+    const leading = this.redact && scrollback !== 'all' && !(format === 'ansi' && snap.alternate) ? this.secretAcrossTop(above) : undefined;
+    const { text: redacted, count: redactions } = this.redact ? redactScreen(raw, format, rowBreaks, leading) : { text: raw, count: 0 };
     const suggestion: Suggestion | undefined = verdict.suggestion ? { ...verdict.suggestion, text: this.redact ? redactSecrets(verdict.suggestion.text).text : verdict.suggestion.text } : undefined;
     let content: string;
     let droppedBytes = 0;
@@ -576,6 +583,15 @@ export class Session {
       ...(droppedBytes > 0 ? { truncated: { droppedBytes } } : {}),
       ...(diff ? { diff } : {}),
     };
+  }
+
+  /** The part of a secret from the rows above a read (it has `history` rows of history) shown at its top. */
+  private secretAcrossTop(history: number): LeadingSecret | undefined {
+    const wide = this.mirror.snapshot({ format: 'text', scrollback: history + SCREEN_CONTEXT_ROWS });
+    const rowsAbove = wide.scrollbackLines - history;
+    if (rowsAbove <= 0) return undefined;
+    const rows = wide.content.split('\n').slice(0, rowsAbove + SCREEN_CONTEXT_ROWS);
+    return secretAcrossTop(rows.join('\n'), wide.rowBreaks.slice(0, rows.length), rowsAbove);
   }
 
   /** The mirror's digest of the visible screen (cells, cursor, alternate). */

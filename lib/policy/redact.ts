@@ -19,7 +19,7 @@
  * names it). The markers themselves never match a rule, so redacting twice changes nothing.
  */
 import type { RowBreak } from '../emulator/mirror.js';
-import { htmlScreen, plainText, rewrite, screenRows, terminalStream, type VisibleText } from './visible-text.js';
+import { htmlScreen, plainText, rewrite, screenRows, terminalStream, viewOffset, type VisibleText } from './visible-text.js';
 
 /** The kinds a marker can name, in the order the rules run. */
 export const REDACTION_KINDS = [
@@ -190,11 +190,52 @@ function nextMatch(pattern: RegExp, text: string): (from: number) => Range | und
 }
 
 /**
+ * Where the body of a key without a header begins (the header scrolled off the top of a screen):
+ * the base64 lines right above its footer at `footerStart`, not above `floor`. Every scan is bounded.
+ */
+function pemBodyLinesStart(text: string, footerStart: number, floor: number): number {
+  let p = footerStart;
+  while (p > floor && footerStart - p < 64 && (text[p - 1] === ' ' || text[p - 1] === '\t')) p -= 1;
+  if (p <= floor || text[p - 1] !== '\n') return footerStart;
+  let start = footerStart;
+  let lineEnd = p - 1;
+  while (lineEnd >= floor && footerStart - lineEnd < PEM_MAX_SPAN) {
+    const limit = Math.max(floor, lineEnd - PEM_MAX_LINE - 1);
+    let first = lineEnd;
+    while (first > limit && text[first - 1] !== '\n') first -= 1;
+    if (first === limit && first > floor && text[first - 1] !== '\n') break;
+    if (!PEM_BODY_LINE.test(text.slice(first, lineEnd))) break;
+    if (text.slice(first, lineEnd).trim().length > 0) start = first;
+    if (first <= floor) break;
+    lineEnd = first - 1;
+  }
+  return start;
+}
+
+/**
  * From each BEGIN … PRIVATE KEY header to its footer; when the footer is missing, the header plus
- * the base64 body lines that follow it (a truncated key is still a secret).
+ * the base64 body lines that follow it (a truncated key is still a secret); when the header is
+ * missing, the body lines above the footer.
  */
 const pemRule: Finder = (text) => {
   if (!text.includes('PRIVATE KEY')) return [];
+  const spans: SecretSpan[] = [...pemHeaderSpans(text)];
+  // Footers no header claimed.
+  let floor = 0;
+  let h = 0;
+  const orphans: SecretSpan[] = [];
+  PEM_END.lastIndex = 0;
+  for (let m = PEM_END.exec(text); m; m = PEM_END.exec(text)) {
+    while (h < spans.length && (spans[h] as SecretSpan).end <= m.index) floor = Math.max(floor, (spans[h++] as SecretSpan).end);
+    if (h < spans.length && (spans[h] as SecretSpan).start <= m.index) continue;
+    const start = pemBodyLinesStart(text, m.index, floor);
+    if (start < m.index) orphans.push({ start, end: m.index + m[0].length, kind: 'private-key' });
+    floor = m.index + m[0].length;
+  }
+  return orphans.length === 0 ? spans : merge(spans, orphans);
+};
+
+function pemHeaderSpans(text: string): SecretSpan[] {
   const spans: SecretSpan[] = [];
   // The next footer (and header) at or after a position, remembered so that many headers without
   // a footer cost one scan, not one scan each.
@@ -220,7 +261,7 @@ const pemRule: Finder = (text) => {
     PEM_BEGIN.lastIndex = end;
   }
   return spans;
-};
+}
 
 // ---- key = value assignments --------------------------------------------------------------------
 
@@ -536,8 +577,12 @@ export function findSecrets(text: string): SecretSpan[] {
 const MIN_PAYLOAD = 6;
 
 /** Redacts the secrets seen through `view`; control-string payloads are redacted on their own. */
-function redactView(view: VisibleText, chunkStarts?: readonly number[]): { readonly chunks: string[]; readonly count: number } {
-  const spans = findSecrets(view.text);
+function redactView(view: VisibleText, chunkStarts?: readonly number[], leading?: { readonly secret: LeadingSecret; readonly exact: boolean }): { readonly chunks: string[]; readonly count: number } {
+  let spans = findSecrets(view.text);
+  if (leading) {
+    const end = leadingEnd(view.text, leading.secret, leading.exact);
+    if (end > 0) spans = merge([{ start: 0, end, kind: leading.secret.kind }], spans);
+  }
   let count = spans.length;
   const chunks = rewrite(view, spans, {
     replacement: (_range, i) => redactionMarker((spans[i] as SecretSpan).kind),
@@ -593,13 +638,69 @@ export function redactTerminalChunks(chunks: readonly string[]): { readonly chun
 export type ScreenFormat = 'text' | 'ansi' | 'html';
 
 /**
+ * What the top of a screen shows of secrets that only the history above it reveals: the rest of a
+ * secret that starts above, or a secret whose key, prefix or command scrolled off. It covers the
+ * screen from its top to `lines` line breaks and then `chars` characters, as a text row reads.
+ */
+export interface LeadingSecret {
+  readonly lines: number;
+  readonly chars: number;
+  readonly kind: RedactionKind;
+}
+
+/**
+ * Where a leading secret ends in a view of the screen: after `lines` line breaks, then `chars`
+ * (exactly, in text rows), or the whole of that line (ANSI and HTML, whose columns a text row
+ * cannot be matched to exactly: blanks are cursor moves or padding there).
+ */
+function leadingEnd(text: string, leading: LeadingSecret, exact: boolean): number {
+  let at = 0;
+  for (let k = 0; k < leading.lines; k++) {
+    const nl = text.indexOf('\n', at);
+    if (nl === -1) return text.length;
+    at = nl + 1;
+  }
+  if (exact || leading.chars === 0) return Math.min(text.length, at + leading.chars);
+  const eol = text.indexOf('\n', at);
+  return eol === -1 ? text.length : eol;
+}
+
+/**
+ * Text rows around the top edge of a screen (`rows`: the rows above it, then its first rows,
+ * joined by `\n`, with one break per row; the screen starts at row `firstRow`): what of secrets
+ * seen only with the rows above the screen shows at its top, if anything.
+ */
+export function secretAcrossTop(rows: string, rowBreaks: readonly RowBreak[], firstRow: number): LeadingSecret | undefined {
+  let at = 0;
+  for (let r = 0; r < firstRow; r++) {
+    const nl = rows.indexOf('\n', at);
+    if (nl === -1) return undefined;
+    at = nl + 1;
+  }
+  const view = screenRows(rows, rowBreaks);
+  const top = viewOffset(view, at);
+  const below = view.text.slice(top);
+  const alone = findSecrets(below);
+  // Secrets that cross the top, and secrets below it that the screen alone does not find.
+  const hidden = findSecrets(view.text).filter((s) => s.end > top && (s.start < top || !alone.some((a) => a.start <= s.start - top && a.end >= s.end - top)));
+  const last = hidden[hidden.length - 1];
+  if (!last) return undefined;
+  const shown = below.slice(0, last.end - top);
+  const lastBreak = shown.lastIndexOf('\n');
+  let lines = 0;
+  for (let i = shown.indexOf('\n'); i !== -1; i = shown.indexOf('\n', i + 1)) lines += 1;
+  return { lines, chars: shown.length - (lastBreak + 1), kind: (hidden[0] as SecretSpan).kind };
+}
+
+/**
  * A screen as read: `text` rows joined by `\n` (a soft-wrapped row is joined with the one above it
  * for matching, as `rowBreaks` says: one per row), `ansi` (the serialized stream) or `html` (one
- * element per row, `rowBreaks` as for text).
+ * element per row, `rowBreaks` as for text). `leading`: the part of a secret from above the screen
+ * that its top shows (see `secretAcrossTop`).
  */
-export function redactScreen(content: string, format: ScreenFormat, rowBreaks?: readonly RowBreak[]): RedactionResult {
+export function redactScreen(content: string, format: ScreenFormat, rowBreaks?: readonly RowBreak[], leading?: LeadingSecret): RedactionResult {
   const view = format === 'ansi' ? terminalStream(content) : format === 'html' ? htmlScreen(content, rowBreaks) : rowBreaks ? screenRows(content, rowBreaks) : plainText(content);
-  const r = redactView(view);
+  const r = redactView(view, undefined, leading ? { secret: leading, exact: format === 'text' } : undefined);
   return { text: r.chunks[0] ?? '', count: r.count };
 }
 

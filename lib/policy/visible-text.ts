@@ -374,6 +374,21 @@ function pieceAt(pieces: readonly Piece[], v: number): number {
   return lo;
 }
 
+/** The view position of a source offset (of the piece that holds it; the view's end past the last). */
+export function viewOffset(view: VisibleText, sourceOffset: number): number {
+  const { pieces } = view;
+  let lo = 0;
+  let hi = pieces.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((pieces[mid] as Piece).end <= sourceOffset) lo = mid + 1;
+    else hi = mid;
+  }
+  const piece = pieces[lo];
+  if (!piece) return view.text.length;
+  return piece.kind === 'text' ? piece.viewStart + Math.max(0, sourceOffset - piece.start) : piece.viewStart;
+}
+
 export interface RewriteOptions {
   /** The text that stands for a replaced range. */
   readonly replacement: (range: ViewRange, index: number) => string;
