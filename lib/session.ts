@@ -241,8 +241,12 @@ const SUBMIT_ECHO_TIMEOUT_MS = 2000;
 /** Typed inputs remembered for echo removal in waits. */
 const TYPED_MEMORY = 16;
 const KEY_LIMIT = 1000;
-/** Rows of history looked at above a read (and first rows of it) for a secret that crosses its top: a long key's rows. */
-const SCREEN_CONTEXT_ROWS = 256;
+/**
+ * Rows of history looked at above a read (and first rows of it) for a secret that crosses its
+ * top: a 4 KiB token wrapped at 40 columns, or a 4096-bit key's 51 lines (a key whose header is
+ * farther up is still found from its footer). Costs one more text snapshot of those rows per read.
+ */
+const SCREEN_CONTEXT_ROWS = 100;
 /** Entries looked at on each side of a transcript page for secrets that cross its edge. */
 const TRANSCRIPT_CONTEXT_ENTRIES = 64;
 /** Characters of context on each side: more than the largest secret a rule matches (a PEM key is < 64 KiB). */

@@ -574,6 +574,7 @@ export function findSecrets(text: string): SecretSpan[] {
 
 // ---- redacting what a drive shows -------------------------------------------------------------------
 
+/** A control-string payload shorter than this cannot hold a key and a value (most are colours, modes or nothing). */
 const MIN_PAYLOAD = 6;
 
 /** Redacts the secrets seen through `view`; control-string payloads are redacted on their own. */
@@ -587,7 +588,6 @@ function redactView(view: VisibleText, chunkStarts?: readonly number[], leading?
   const chunks = rewrite(view, spans, {
     replacement: (_range, i) => redactionMarker((spans[i] as SecretSpan).kind),
     payload: (payload) => {
-      // Too short to hold a key and a value (most payloads are colours, modes or nothing).
       if (payload.length < MIN_PAYLOAD) return payload;
       const r = redactSecrets(payload);
       count += r.count;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Mirror } from '../../lib/emulator/mirror.js';
-import { REDACTION_KINDS, findSecrets, redactArgv, redactScreen, redactSecrets, redactTerminalChunks, redactTerminalText, redactionMarker, type ScreenFormat } from '../../lib/policy/redact.js';
+import { REDACTION_KINDS, findSecrets, redactArgv, redactScreen, redactSecrets, redactTerminalChunks, redactTerminalText, redactionMarker, secretAcrossTop, type ScreenFormat } from '../../lib/policy/redact.js';
 import { FORMATS, NEGATIVES, leakedPieces, splitPoint, styled, wrappedAt, type SecretFormat, type Style } from '../security/redaction-corpus.js';
 
 const STYLES: readonly Style[] = ['before', 'inside', 'after'];
@@ -164,6 +164,65 @@ describe('screens from the emulator: text rows, the ANSI and the HTML serializat
     } finally {
       m.dispose();
     }
+  });
+});
+
+describe('the top of a screen: what scrolled into history is context', () => {
+  /** A read of the visible screen as Session.read does it: the rows above are context. */
+  const readTop = (m: Mirror, format: ScreenFormat): string => {
+    const wide = m.snapshot({ format: 'text', scrollback: 100 });
+    const above = wide.scrollbackLines;
+    const leading = above > 0 ? secretAcrossTop(wide.content, wide.rowBreaks, above) : undefined;
+    const snap = m.snapshot({ format });
+    return redactScreen(snap.content, format, snap.rowBreaks, leading).text;
+  };
+  const byId = (id: string): SecretFormat => FORMATS.find((f) => f.id === id) as SecretFormat;
+
+  /** The keytool flag fills its row exactly: the password starts the next row. */
+  const flagAtRowEnd = (format: SecretFormat, cols: number): string => {
+    const head = 'keytool -storepass ';
+    return `${' '.repeat(cols - head.length)}${head}${format.secrets[0] as string}`;
+  };
+
+  it.each([
+    ['a token whose first row scrolled off', 'github-fine-grained', 40, wrappedAt],
+    ['a key whose header scrolled off', 'pem-rsa', 80, wrappedAt],
+    ['a value whose flag scrolled off', 'keytool', 40, flagAtRowEnd],
+    ['a webhook whose URL prefix scrolled off', 'slack-webhook', 40, wrappedAt],
+    ['a .netrc password whose machine line scrolled off', 'netrc-block', 80, wrappedAt],
+  ] as const)('%s', async (_name, id, cols, layout) => {
+    const format = byId(id);
+    const text = printed(layout(format, cols));
+    // Scroll until the secret's first line is just above the screen, then read each format.
+    for (let top = 1; top <= text.split('\n').length + 1; top++) {
+      const rows = 4;
+      const m = await screenOf(`${text}\r\n`, cols, rows);
+      try {
+        m.write(encoder.encode('\r\n'.repeat(top)));
+        await m.whenParsed();
+        for (const f of ['text', 'ansi', 'html'] as const) expectNoLeak(format, readTop(m, f), `${f} after scrolling ${top}`);
+      } finally {
+        m.dispose();
+      }
+    }
+  });
+
+  it('leaves the top alone when nothing above it is a secret', async () => {
+    const m = await screenOf(`${'plain line\r\n'.repeat(10)}last`, 20, 3);
+    try {
+      const wide = m.snapshot({ format: 'text', scrollback: 100 });
+      expect(secretAcrossTop(wide.content, wide.rowBreaks, wide.scrollbackLines)).toBeUndefined();
+    } finally {
+      m.dispose();
+    }
+  });
+
+  it('finds a key by its footer when its header is gone', () => {
+    const pem = byId('pem-rsa');
+    const headless = pem.text.split('\n').slice(2).join('\n');
+    const r = redactSecrets(`$ tail -4 key.pem\n${headless}\n$ `);
+    expectNoLeak(pem, r.text, 'a body under its footer');
+    expect(r.text).toBe(`$ tail -4 key.pem\n${redactionMarker('private-key')}\n$ `);
   });
 });
 
