@@ -59,13 +59,21 @@ describe('sampleProcessActivity', () => {
     const sock = join(dir, 's');
     const tmux = (...args: string[]): string => spawnSync('tmux', ['-S', sock, '-f', '/dev/null', ...args], { encoding: 'utf8' }).stdout.trim();
     try {
-      tmux('new-session', '-d', '-s', 'py', '-x', '80', '-y', '24', 'python3', '-c', 'input("Name: ")');
+      // /usr/bin/python3, not a PATH lookup: a pyenv shim on PATH is a bash script that takes a while to exec python.
+      tmux('new-session', '-d', '-s', 'py', '-x', '80', '-y', '24', '/usr/bin/python3', '-c', 'input("Name: ")');
       tmux('new-session', '-d', '-s', 'sh', '-x', '80', '-y', '24', 'bash', '--norc', '--noprofile');
       tmux('new-session', '-d', '-s', 'sl', '-x', '80', '-y', '24', 'sleep', '30');
-      await sleep(400);
       const pid = (s: string): number => Number(tmux('display-message', '-p', '-t', s, '#{pane_pid}'));
-      expect(sampleProcessActivity(pid('py'), 0).readingTerminal).toBe(true);
-      expect(sampleProcessActivity(pid('sh'), 0).readingTerminal).toBe(true);
+      // Each program reaches its read in its own time on a loaded machine: look until it does (bounded).
+      const reading = async (s: string): Promise<boolean> => {
+        for (let i = 0; i < 50; i++) {
+          if (sampleProcessActivity(pid(s), 0).readingTerminal) return true;
+          await sleep(100);
+        }
+        return false;
+      };
+      expect(await reading('py')).toBe(true);
+      expect(await reading('sh')).toBe(true);
       expect(sampleProcessActivity(pid('sl'), 0).readingTerminal).toBe(false);
     } finally {
       tmux('kill-server');
