@@ -2,13 +2,13 @@
  * The composition root: config, launch policy, backends and sessions wired together. The only
  * module that knows every layer.
  */
-import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { systemClock } from './system-clock.js';
 import { ConfigError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
 import { loadConfig, type LoadedConfig } from './load-config.js';
+import { checkDataDir, makeDataDir } from './data-dir.js';
 import type { DriverConfig, DriverConfigInput } from './policy/config-schema.js';
 import { CURATED_PATH } from './policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
@@ -76,6 +76,8 @@ export interface SessionInfo {
 const CREATE_KEYS: ReadonlySet<string> = new Set(['allowId', 'args', 'project', 'cwd', 'env', 'name', 'cols', 'rows', 'objective']);
 const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 const DEFAULT_TMUX_TIMEOUT_MS = 5000;
+/** A tmux call slower than 10 minutes is a wedged server; Node timers also overflow past 24.8 days. */
+const MAX_TMUX_TIMEOUT_MS = 600_000;
 
 /** A dialog digest as the journal stores it (hex, with a kind prefix). */
 function toDigest(digest: string): string {
@@ -122,35 +124,36 @@ export class Driver {
   ) {}
 
   static async open(opts: DriverOptions = {}): Promise<Driver> {
+    // Everything is validated (config, profile references, options, the data dir itself) before
+    // anything is created on disk: a refused open leaves nothing behind.
     const loaded = loadConfig(opts.config, opts.dataDir);
-    mkdirSync(join(loaded.dataDir, 'tmux'), { recursive: true, mode: 0o700 });
-    const canonical = { ...loaded, dataDir: realpathSync(loaded.dataDir) };
     const logger = opts.logger ?? silentLogger;
-    if (canonical.config.unsafeDisableSandbox) {
-      logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
+    const hostProblems = checkHosts(loaded.config);
+    if (hostProblems.length > 0) {
+      throw new ConfigError(`invalid config (${loaded.source}): ${hostProblems.join('; ')}`, hostProblems.map((p) => ({ path: p.slice(0, Math.max(0, p.indexOf(':'))) || 'hosts', message: p })));
     }
-    const hostProblems = checkHosts(canonical.config);
-    if (hostProblems.length > 0) throw new UsageError('BAD_ARGUMENT', `config: ${hostProblems.join('; ')}`);
     const timeout = opts.tmuxTimeoutMs ?? DEFAULT_TMUX_TIMEOUT_MS;
-    if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('BAD_ARGUMENT', 'tmuxTimeoutMs must be a positive number');
-    const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
-    const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
-    if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
-    try {
-      driver.profiles = opts.profileDirs && opts.profileDirs.length > 0 ? loadProfileFiles([builtinProfilesDir(), ...opts.profileDirs]) : loadProfileFiles();
-      const issues = canonical.config.allow.flatMap((e, i) =>
-        e.profile !== undefined && driver.profiles.get(e.profile) === undefined
-          ? [{ path: `allow.${i}.profile`, message: `no profile "${e.profile}" (loaded: ${driver.profiles.ids.join(', ')})` }]
-          : [],
-      );
-      if (issues.length > 0) throw new ConfigError(`invalid config (${canonical.source}): ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues);
-    } catch (err) {
-      await driver.close();
-      throw err;
+    if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > MAX_TMUX_TIMEOUT_MS) {
+      throw new UsageError('BAD_ARGUMENT', `tmuxTimeoutMs must be a positive number of ms, at most ${MAX_TMUX_TIMEOUT_MS}`);
     }
     const which = opts.reattach ?? 'all';
     if (which !== 'all' && (!Array.isArray(which) || which.some((n) => typeof n !== 'string'))) throw new UsageError('BAD_ARGUMENT', "reattach must be 'all' or a list of drive names");
+    const profiles = opts.profileDirs && opts.profileDirs.length > 0 ? loadProfileFiles([builtinProfilesDir(), ...opts.profileDirs]) : loadProfileFiles();
+    const profileIssues = loaded.config.allow.flatMap((e, i) =>
+      e.profile !== undefined && profiles.get(e.profile) === undefined ? [{ path: `allow.${i}.profile`, message: `no profile "${e.profile}" (loaded: ${profiles.ids.join(', ')})` }] : [],
+    );
+    if (profileIssues.length > 0) throw new ConfigError(`invalid config (${loaded.source}): ${profileIssues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, profileIssues);
+    const plan = checkDataDir(loaded.dataDir);
+
+    const canonical = { ...loaded, dataDir: makeDataDir(plan) };
+    if (canonical.config.unsafeDisableSandbox) {
+      logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
+    }
+    const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
+    const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
+    driver.profiles = profiles;
     try {
+      if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
       await driver.reconcile(which);
     } catch (err) {
       await driver.close();

@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'BAD_ARGUMENT'
   | 'UNKNOWN_KEY_NAME'
   | 'BAD_SIZE'
+  /** The data dir cannot be one: under /proc, through a file, not writable, too long for a socket, … */
+  | 'DATA_DIR_INVALID'
   // launch policy
   | 'NOT_ALLOWED'
   | 'BINARY_NOT_FOUND'
