@@ -42,6 +42,8 @@ export type ErrorCode =
   | 'MIGRATIONS_INVALID'
   | 'LEASE_HELD'
   | 'LEASE_LOST'
+  /** Live tmux servers of the data dir that the journal does not know (it was emptied or replaced). */
+  | 'JOURNAL_ORPHANS'
   // backends
   /** The session's backend cannot do this (spawn: no snapshot, no fidelity check, no operator attach). */
   | 'UNSUPPORTED'

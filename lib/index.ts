@@ -1,4 +1,4 @@
-export { Driver, type DriverOptions, type CreateOptions, type SessionInfo, type Logger } from './driver.js';
+export { Driver, ADOPTED_ALLOW_ID, type DriverOptions, type CreateOptions, type SessionInfo, type Logger } from './driver.js';
 export { DataDirError } from './data-dir.js';
 export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents, type Attention, type DriveOutcome, type Heartbeat, type Notification, type NotifyPolicy, type ReadMode, type ScreenDiff, type DiffRow } from './session.js';
 export { classifyScreen, CLASSIFIER_REASONS, type ScreenSignals, type ScreenVerdict, type ClassifierReason } from './perceive/classify-screen.js';
