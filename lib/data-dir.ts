@@ -125,6 +125,7 @@ export function checkDataDir(raw: unknown): DataDirPlan {
   if (!statSync(real).isDirectory()) {
     throw new DataDirError(path, missing.length === 0 ? 'is not a directory' : `${existing} is not a directory (a path through a file)`);
   }
+  if (missing.length === 0) checkOwnDirectory(path, real);
   try {
     // Creating below it needs write and search; an existing data dir needs both too.
     accessSync(real, constants.W_OK | constants.X_OK);
@@ -140,7 +141,20 @@ export function checkDataDir(raw: unknown): DataDirPlan {
   return { path, canonical, missing };
 }
 
-/** One directory, 0700, created unless it exists as a real directory (a symlink is refused). */
+/**
+ * A directory of the data dir that exists already must be this user's and writable by nobody
+ * else: whoever else can write there can plant a socket that a later open would attach to (or
+ * adopt), a journal, or a link (ssh's StrictModes, for the same reason).
+ */
+function checkOwnDirectory(path: string, dir: string): void {
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw new DataDirError(path, `${dir} exists and is not a directory`);
+  const uid = process.geteuid?.();
+  if (uid !== undefined && st.uid !== uid) throw new DataDirError(path, `${dir} belongs to uid ${st.uid}, not to this user (uid ${uid})`);
+  if ((st.mode & 0o022) !== 0) throw new DataDirError(path, `${dir} is writable by ${st.mode & 0o020 ? 'its group' : 'others'} (mode ${(st.mode & 0o777).toString(8)}): chmod 700 it`);
+}
+
+/** One directory, 0700, created unless it exists as this user's real directory (a symlink is refused). */
 function makeDirectory(plan: DataDirPlan, dir: string): void {
   try {
     mkdirSync(dir, { mode: 0o700 });
@@ -148,8 +162,7 @@ function makeDirectory(plan: DataDirPlan, dir: string): void {
   } catch (err) {
     if (errnoOf(err) !== 'EEXIST') throw new DataDirError(plan.path, `cannot create ${dir} (${errnoOf(err)})`, { cause: err });
   }
-  const st = lstatSync(dir);
-  if (!st.isDirectory()) throw new DataDirError(plan.path, `${dir} exists and is not a directory`);
+  checkOwnDirectory(plan.path, dir);
 }
 
 /**

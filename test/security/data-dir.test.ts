@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, DataDirError, Driver, TmuxDriveError, UsageError } from '../../lib/index.js';
@@ -114,6 +114,24 @@ describe('data dirs that cannot be one are DATA_DIR_INVALID', () => {
     } finally {
       rmSync(fits, { recursive: true, force: true });
       rmSync(tooLong, { recursive: true, force: true }); // only code that failed this test made it
+    }
+  });
+
+  it('a data dir (or its tmux/) that others can write, or that another user owns: they could plant sockets or links', async () => {
+    const open = join(root, 'world-writable');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    expect(await openError(open)).toMatchObject({ code: 'DATA_DIR_INVALID', context: { reason: expect.stringContaining('writable by') } });
+    const sockets = join(root, 'open-sockets');
+    mkdirSync(join(sockets, 'tmux'), { recursive: true });
+    chmodSync(sockets, 0o700);
+    chmodSync(join(sockets, 'tmux'), 0o733);
+    expect(await openError(sockets)).toMatchObject({ code: 'DATA_DIR_INVALID', context: { reason: expect.stringContaining(join(sockets, 'tmux')) } });
+    if (process.geteuid?.() === 0) {
+      const theirs = join(root, 'theirs');
+      mkdirSync(theirs, { mode: 0o700 });
+      chownSync(theirs, 65534, 65534);
+      expect(await openError(theirs)).toMatchObject({ code: 'DATA_DIR_INVALID', context: { reason: expect.stringContaining('belongs to uid 65534') } });
     }
   });
 
