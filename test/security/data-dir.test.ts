@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, DataDirError, Driver, TmuxDriveError, UsageError } from '../../lib/index.js';
 import { allow } from '../helpers.js';
-import { ROOT, ensureBuilt } from '../cli/dist.js';
+import { ROOT, ensureBuilt, runCli } from '../cli/dist.js';
 
 let root: string;
 
@@ -139,6 +139,14 @@ describe('data dirs that cannot be one are DATA_DIR_INVALID', () => {
     const ro = join(root, 'read-only');
     mkdirSync(ro, { mode: 0o500 });
     expect((await openError(join(ro, 'data'))).code).toBe('DATA_DIR_INVALID');
+  });
+});
+
+describe('tmux-drive doctor on such a data dir', () => {
+  it('reports DATA_DIR_INVALID for /proc and finishes (it made the data dir with a recursive mkdir too)', async () => {
+    const r = await runCli(['--data-dir', '/proc/td-doctor/data', 'doctor']);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/FAIL\s+data dir\s+DATA_DIR_INVALID: data dir "\/proc\/td-doctor\/data": lies under \/proc/);
   });
 });
 
