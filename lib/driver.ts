@@ -10,7 +10,7 @@ import { systemClock } from './system-clock.js';
 import { ConfigError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
 import { loadConfig, type LoadedConfig } from './load-config.js';
 import { checkDataDir, makeDataDir } from './data-dir.js';
-import type { DriverConfig, DriverConfigInput } from './policy/config-schema.js';
+import { ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput } from './policy/config-schema.js';
 import { CURATED_PATH } from './policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
@@ -86,8 +86,6 @@ const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 const DEFAULT_TMUX_TIMEOUT_MS = 5000;
 /** A tmux call slower than 10 minutes is a wedged server; Node timers also overflow past 24.8 days. */
 const MAX_TMUX_TIMEOUT_MS = 600_000;
-/** The allow id of a drive adopted from a lost journal: what it runs and under which entry is unknown. */
-export const ADOPTED_ALLOW_ID = 'adopted';
 
 /** A dialog digest as the journal stores it (hex, with a kind prefix). */
 function toDigest(digest: string): string {

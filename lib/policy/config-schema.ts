@@ -89,6 +89,12 @@ const pathList = v.pipe(v.array(absolutePath), v.maxLength(B.pathEntries, `at mo
 const word = v.pipe(v.string(), v.maxLength(B.wordChars, `at most ${B.wordChars} characters`), v.regex(/^[^\0]*$/, 'must not contain NUL'));
 const envName = v.pipe(v.string(), v.maxLength(B.envNameChars, `at most ${B.envNameChars} characters`), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name'));
 
+/**
+ * The allow id recorded for a drive adopted from a lost journal (what it runs, and under which
+ * entry, is unknown): reserved, so that no entry's limits or answers ever apply to such a drive.
+ */
+export const ADOPTED_ALLOW_ID = 'adopted';
+
 /** The built-in profiles (profiles/*.json). Any profile id loaded at Driver.open is accepted. */
 export const PROFILE_IDS = ['shell', 'claude-code', 'codex', 'gemini', 'aider', 'opencode'] as const;
 

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ADOPTED_ALLOW_ID, Driver, TmuxDriveError } from '../../lib/index.js';
 import { Journal } from '../../journal/journal.js';
+import { validateConfig } from '../../lib/policy/config.js';
 import { socketAnswers } from '../../backends/tmux/tmux-backend.js';
 import { CONSENT, processesMentioning } from '../helpers.js';
 import { ensureBuilt, runCli } from '../cli/dist.js';
@@ -124,6 +125,12 @@ describe('a journal emptied or deleted under a live drive', () => {
     expect(j.incidents({ sessionId: 'adoptme' }).map((i) => i.kind)).toContain('orphan_adopted');
     expect(j.getSession('adoptme')).toMatchObject({ state: 'exited', allowId: ADOPTED_ALLOW_ID });
     j.close();
+  });
+
+  it('no allow entry may be called "adopted": its limits and answers would apply to drives nobody knows', () => {
+    expect(() => validateConfig({ allow: [{ id: ADOPTED_ALLOW_ID, match: { path: '/bin/bash' }, consent: CONSENT }] }, { fromFile: true })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', issues: [{ path: 'allow.0.id', message: expect.stringContaining('reserved') }] }),
+    );
   });
 
   it('the CLI says how to adopt, and --adopt-orphans does it', async () => {
