@@ -64,6 +64,8 @@ export const INCIDENT_KINDS = [
   'drift_detected',
   'kill_unverified',
   'pane_in_mode',
+  /** A live tmux server of the data dir that the journal had lost (emptied, deleted), adopted on request. */
+  'orphan_adopted',
 ] as const;
 export type IncidentKind = (typeof INCIDENT_KINDS)[number];
 
@@ -429,14 +431,27 @@ export class Journal {
         this.q.updateSession.run({ ...this.columnsOf(existing), ...fields, id, updated_at: at });
         return;
       }
-      for (const required of ['name', 'socket', 'allow_id', 'argv_hash', 'backend', 'durable', 'state'] as const) {
-        if (fields[required] === undefined) reject(`session.${required}`, undefined, 'a value (required for a new session)');
-      }
-      const createdAt = input.createdAt === undefined ? at : checkInteger('session.createdAt', input.createdAt, 0);
-      const defaults = { objective_hash: null, class_state: null, class_reason: null, interactions: 0, exit_code: null, exit_signal: null, failure_reason: null };
-      this.q.insertSession.run({ ...defaults, ...fields, id, created_at: createdAt, updated_at: at });
+      this.insertRow(id, fields, input.createdAt, at);
     });
     return this.mustGet(id);
+  }
+
+  /**
+   * Inserts the session only when no row has its id or its name, in one IMMEDIATE transaction: of
+   * two hosts adopting the same orphan at once, exactly one writes it. Returns the new record, or
+   * undefined when a row was already there (left as it was).
+   */
+  insertSessionIfAbsent(input: SessionInput): SessionRecord | undefined {
+    this.assertOpen();
+    if (typeof input !== 'object' || input === null) reject('session', input, 'a session record');
+    const id = checkSessionId('session.id', input.id);
+    const fields = this.sessionFields(input);
+    const inserted = this.write(() => {
+      if (this.q.sessionById.get(id) || (fields.name !== undefined && this.q.idByName.get(fields.name))) return false;
+      this.insertRow(id, fields, input.createdAt, this.now());
+      return true;
+    });
+    return inserted ? this.mustGet(id) : undefined;
   }
 
   /** Updates some fields of a stored session (SESSION_NOT_FOUND if there is none). */
@@ -805,6 +820,16 @@ export class Journal {
       this.seqs.set(sessionId, ref);
     }
     return ref;
+  }
+
+  /** Inside a write: a new row, every required field present. */
+  private insertRow(id: string, fields: Partial<SessionColumns>, createdAtInput: number | undefined, at: number): void {
+    for (const required of ['name', 'socket', 'allow_id', 'argv_hash', 'backend', 'durable', 'state'] as const) {
+      if (fields[required] === undefined) reject(`session.${required}`, undefined, 'a value (required for a new session)');
+    }
+    const createdAt = createdAtInput === undefined ? at : checkInteger('session.createdAt', createdAtInput, 0);
+    const defaults = { objective_hash: null, class_state: null, class_reason: null, interactions: 0, exit_code: null, exit_signal: null, failure_reason: null };
+    this.q.insertSession.run({ ...defaults, ...fields, id, created_at: createdAt, updated_at: at });
   }
 
   private assertNameFree(id: string, name: string | undefined): void {

@@ -2,14 +2,15 @@
  * The composition root: config, launch policy, backends and sessions wired together. The only
  * module that knows every layer.
  */
-import { mkdirSync, realpathSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { systemClock } from './system-clock.js';
 import { ConfigError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
 import { loadConfig, type LoadedConfig } from './load-config.js';
-import type { DriverConfig, DriverConfigInput } from './policy/config-schema.js';
+import { checkDataDir, makeDataDir } from './data-dir.js';
+import { ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput } from './policy/config-schema.js';
 import { CURATED_PATH } from './policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
@@ -23,7 +24,8 @@ import { builtinProfilesDir, loadProfileFiles } from './profile-files.js';
 import type { ProfileSet } from './perceive/profile.js';
 import { sampleProcessActivity } from '../backends/tmux/process-activity.js';
 import { redactArgv, redactTerminalText } from './policy/redact.js';
-import { Journal, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
+import { Journal, JournalError, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
+import { findProcesses, isAlive, readStat } from '../backends/tmux/process-tree.js';
 
 export interface DriverOptions {
   /** Overrides the config's dataDir. */
@@ -43,6 +45,12 @@ export interface DriverOptions {
   readonly clock?: Clock;
   /** Extra profile directories loaded after the built-in one (ids stay unique across them). */
   readonly profileDirs?: readonly string[];
+  /**
+   * Live tmux servers of the data dir that the journal does not know (it was emptied or deleted)
+   * make open() fail with JOURNAL_ORPHANS naming them; true adopts them instead (a `detached` row
+   * with allowId `adopted` and an `orphan_adopted` incident each), unless a live process drives them.
+   */
+  readonly adoptOrphans?: boolean;
 }
 
 export interface Logger {
@@ -76,6 +84,8 @@ export interface SessionInfo {
 const CREATE_KEYS: ReadonlySet<string> = new Set(['allowId', 'args', 'project', 'cwd', 'env', 'name', 'cols', 'rows', 'objective']);
 const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 const DEFAULT_TMUX_TIMEOUT_MS = 5000;
+/** A tmux call slower than 10 minutes is a wedged server; Node timers also overflow past 24.8 days. */
+const MAX_TMUX_TIMEOUT_MS = 600_000;
 
 /** A dialog digest as the journal stores it (hex, with a kind prefix). */
 function toDigest(digest: string): string {
@@ -85,6 +95,31 @@ function toDigest(digest: string): string {
 const RECONCILE_CONCURRENCY = 8;
 
 const silentLogger: Logger = { warn: () => undefined };
+
+/**
+ * The pid of a live process driving the tmux server on `socket` through a control client (the
+ * client's parent), other than this process; undefined when none does. A control client whose
+ * parent died was re-parented to init (pid 1) and drives nothing.
+ */
+function controllingProcess(socket: string): number | undefined {
+  for (const pid of findProcesses((cmdline) => {
+    const argv = cmdline.split('\0');
+    return argv.includes(socket) && argv.includes('-C');
+  })) {
+    const ppid = readStat(pid)?.ppid;
+    if (ppid !== undefined && ppid > 1 && ppid !== process.pid && isAlive(ppid)) return ppid;
+  }
+  return undefined;
+}
+
+/** When the server on `socket` bound it (its mtime: tmux changes only the socket's mode later). */
+function socketBirth(socket: string): number {
+  try {
+    return statSync(socket).mtimeMs;
+  } catch {
+    return Date.now();
+  }
+}
 
 /** Backend incident codes as journal incident kinds (the journal stores machine tokens only). */
 const INCIDENT_OF: Readonly<Record<string, 'malformed_stream' | 'resync_failed' | 'pane_in_mode' | 'control_lost' | 'evidence_overflow'>> = {
@@ -122,41 +157,94 @@ export class Driver {
   ) {}
 
   static async open(opts: DriverOptions = {}): Promise<Driver> {
+    // Everything is validated (config, profile references, options, the data dir itself) before
+    // anything is created on disk: a refused open leaves nothing behind.
     const loaded = loadConfig(opts.config, opts.dataDir);
-    mkdirSync(join(loaded.dataDir, 'tmux'), { recursive: true, mode: 0o700 });
-    const canonical = { ...loaded, dataDir: realpathSync(loaded.dataDir) };
     const logger = opts.logger ?? silentLogger;
-    if (canonical.config.unsafeDisableSandbox) {
-      logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
+    const hostProblems = checkHosts(loaded.config);
+    if (hostProblems.length > 0) {
+      throw new ConfigError(`invalid config (${loaded.source}): ${hostProblems.join('; ')}`, hostProblems.map((p) => ({ path: p.slice(0, Math.max(0, p.indexOf(':'))) || 'hosts', message: p })));
     }
-    const hostProblems = checkHosts(canonical.config);
-    if (hostProblems.length > 0) throw new UsageError('BAD_ARGUMENT', `config: ${hostProblems.join('; ')}`);
     const timeout = opts.tmuxTimeoutMs ?? DEFAULT_TMUX_TIMEOUT_MS;
-    if (!Number.isFinite(timeout) || timeout <= 0) throw new UsageError('BAD_ARGUMENT', 'tmuxTimeoutMs must be a positive number');
-    const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
-    const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
-    if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
-    try {
-      driver.profiles = opts.profileDirs && opts.profileDirs.length > 0 ? loadProfileFiles([builtinProfilesDir(), ...opts.profileDirs]) : loadProfileFiles();
-      const issues = canonical.config.allow.flatMap((e, i) =>
-        e.profile !== undefined && driver.profiles.get(e.profile) === undefined
-          ? [{ path: `allow.${i}.profile`, message: `no profile "${e.profile}" (loaded: ${driver.profiles.ids.join(', ')})` }]
-          : [],
-      );
-      if (issues.length > 0) throw new ConfigError(`invalid config (${canonical.source}): ${issues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, issues);
-    } catch (err) {
-      await driver.close();
-      throw err;
+    if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > MAX_TMUX_TIMEOUT_MS) {
+      throw new UsageError('BAD_ARGUMENT', `tmuxTimeoutMs must be a positive number of ms, at most ${MAX_TMUX_TIMEOUT_MS}`);
     }
     const which = opts.reattach ?? 'all';
     if (which !== 'all' && (!Array.isArray(which) || which.some((n) => typeof n !== 'string'))) throw new UsageError('BAD_ARGUMENT', "reattach must be 'all' or a list of drive names");
+    if (opts.adoptOrphans !== undefined && typeof opts.adoptOrphans !== 'boolean') throw new UsageError('BAD_ARGUMENT', 'adoptOrphans must be a boolean');
+    const profiles = opts.profileDirs && opts.profileDirs.length > 0 ? loadProfileFiles([builtinProfilesDir(), ...opts.profileDirs]) : loadProfileFiles();
+    const profileIssues = loaded.config.allow.flatMap((e, i) =>
+      e.profile !== undefined && profiles.get(e.profile) === undefined ? [{ path: `allow.${i}.profile`, message: `no profile "${e.profile}" (loaded: ${profiles.ids.join(', ')})` }] : [],
+    );
+    if (profileIssues.length > 0) throw new ConfigError(`invalid config (${loaded.source}): ${profileIssues.map((x) => `${x.path}: ${x.message}`).join('; ')}`, profileIssues);
+    const plan = checkDataDir(loaded.dataDir);
+
+    const canonical = { ...loaded, dataDir: makeDataDir(plan) };
+    if (canonical.config.unsafeDisableSandbox) {
+      logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
+    }
+    const journal = Journal.open(canonical.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
+    const driver = new Driver(journal, canonical, findExecutable('tmux'), findExecutable('bwrap'), opts.clock ?? systemClock, timeout, logger);
+    driver.profiles = profiles;
     try {
+      if (canonical.config.audit.enabled) driver.audit = AuditLog.open(canonical.dataDir);
+      await driver.reclaimOrphans(opts.adoptOrphans === true);
       await driver.reconcile(which);
     } catch (err) {
       await driver.close();
       throw err;
     }
     return driver;
+  }
+
+  /**
+   * Live tmux servers of this data dir whose drive the journal has no row for: the journal was
+   * emptied, deleted or replaced while they ran. They are never forgotten silently: without
+   * `adopt` the open is refused naming them; with it each gets a `detached` row and an incident,
+   * and is re-attached like any other detached drive. A server that a live process drives (its
+   * control client's parent) is never adopted: that process holds it, and a second driver would
+   * be a double drive.
+   */
+  private async reclaimOrphans(adopt: boolean): Promise<void> {
+    if (!this.tmuxPath) return; // nothing local could have started one
+    const socketDir = join(this.loaded.dataDir, 'tmux');
+    const unknown = readdirSync(socketDir, { withFileTypes: true })
+      .filter((f) => f.isSocket() && f.name.endsWith('.sock') && SESSION_NAME.test(f.name.slice(0, -'.sock'.length)))
+      .map((f) => f.name.slice(0, -'.sock'.length))
+      .filter((name) => this.journal.getSession(name) === undefined);
+    if (unknown.length === 0) return;
+    const alive = await Promise.all(unknown.map((name) => socketAnswers(socketPathFor(socketDir, name), this.tmuxTimeoutMs)));
+    const orphans = unknown.filter((_, i) => alive[i]).map((name) => ({ name, socket: socketPathFor(socketDir, name), heldBy: controllingProcess(socketPathFor(socketDir, name)) }));
+    if (orphans.length === 0) return;
+    const held = orphans.filter((o) => o.heldBy !== undefined);
+    if (!adopt || held.length > 0) {
+      const list = orphans.map((o) => `${o.name} (${o.socket}${o.heldBy === undefined ? '' : `, driven by pid ${o.heldBy}`})`).join(', ');
+      const how = held.length > 0
+        ? 'a live process still drives some of them (its journal was replaced under it): stop that process first'
+        : 'to re-attach them under their names, open with adoptOrphans: true (CLI: tmux-drive --adopt-orphans list)';
+      throw new JournalError(
+        'JOURNAL_ORPHANS',
+        `the journal ${this.journal.file} does not know ${orphans.length} live drive(s) of this data dir: ${list}. It was emptied, deleted or replaced while they ran; nothing was changed. ${how}; or end one with: tmux -S <socket> kill-server`,
+        { orphans: orphans.map((o) => ({ name: o.name, socket: o.socket, ...(o.heldBy === undefined ? {} : { heldBy: o.heldBy }) })), dataDir: this.loaded.dataDir },
+      );
+    }
+    for (const o of orphans) {
+      const rec = this.journal.insertSessionIfAbsent({
+        id: o.name,
+        name: o.name,
+        socketPath: o.socket,
+        // What it runs is unknown: no allow entry applies (no entry limits, no auto-answer).
+        allowId: ADOPTED_ALLOW_ID,
+        argvHash: hashOf(['unknown']),
+        backend: 'tmux',
+        durable: true,
+        state: 'detached',
+        createdAt: Math.floor(socketBirth(o.socket)),
+      });
+      if (!rec) continue; // a peer adopted it first, or a create() wrote it meanwhile
+      this.journal.recordIncident(o.name, 'orphan_adopted', {});
+      this.logger.warn(`adopted drive "${o.name}": its tmux server was alive but unknown to the journal (allow entry unknown: "${ADOPTED_ALLOW_ID}")`, { name: o.name });
+    }
   }
 
   /**
@@ -295,7 +383,8 @@ export class Driver {
       profile: this.profiles.select({ profile: entry?.profile, allowId, binary: entry?.match.path }),
       stuckMs: config.worker.stuckMs,
       idleTtlMs: config.worker.idleTtlMs,
-      autoAnswer: entry?.autoAnswer ?? 'safe-only',
+      // A drive whose entry is unknown (adopted, or removed from the config) answers nothing itself.
+      autoAnswer: entry?.autoAnswer ?? 'none',
       readMode: config.drive.readMode,
       notify: config.drive.notify,
       heartbeatNotifyMs: config.drive.heartbeatNotifyMs,

@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'BAD_ARGUMENT'
   | 'UNKNOWN_KEY_NAME'
   | 'BAD_SIZE'
+  /** The data dir cannot be one: under /proc, through a file, not writable, too long for a socket, … */
+  | 'DATA_DIR_INVALID'
   // launch policy
   | 'NOT_ALLOWED'
   | 'BINARY_NOT_FOUND'
@@ -40,6 +42,8 @@ export type ErrorCode =
   | 'MIGRATIONS_INVALID'
   | 'LEASE_HELD'
   | 'LEASE_LOST'
+  /** Live tmux servers of the data dir that the journal does not know (it was emptied or replaced). */
+  | 'JOURNAL_ORPHANS'
   // backends
   /** The session's backend cannot do this (spawn: no snapshot, no fidelity check, no operator attach). */
   | 'UNSUPPORTED'

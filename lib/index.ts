@@ -1,4 +1,5 @@
 export { Driver, type DriverOptions, type CreateOptions, type SessionInfo, type Logger } from './driver.js';
+export { DataDirError } from './data-dir.js';
 export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents, type Attention, type DriveOutcome, type Heartbeat, type Notification, type NotifyPolicy, type ReadMode, type ScreenDiff, type DiffRow } from './session.js';
 export { classifyScreen, CLASSIFIER_REASONS, type ScreenSignals, type ScreenVerdict, type ClassifierReason } from './perceive/classify-screen.js';
 export type { SessionStatus, SessionState } from './perceive/status.js';
@@ -8,7 +9,7 @@ export type { Profile } from './perceive/profile.js';
 export type { Dialog } from './perceive/dialog.js';
 export { loadConfig, defaultDataDir } from './load-config.js';
 export { validateConfig } from './policy/config.js';
-export { DriverConfigSchema, type DriverConfig, type DriverConfigInput, type AllowEntry } from './policy/config-schema.js';
+export { DriverConfigSchema, CONFIG_BOUNDS, ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput, type AllowEntry } from './policy/config-schema.js';
 export { TmuxDriveError, ConfigError, PolicyError, UsageError, TmuxTimeoutError, TmuxCommandError, ClosedError, SessionError, type ErrorCode, type ConfigIssue } from './errors.js';
 export type { ExitInfo, SignalName } from './backend.js';
 export type { TranscriptEntry, TranscriptKind } from './transcript.js';

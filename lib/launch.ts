@@ -33,10 +33,14 @@ export interface LaunchPlan {
 
 const PROJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-/** Looks a program up on PATH the way execvp would; undefined when absent. */
+/**
+ * Looks a program up on PATH the way execvp would, except that empty and relative entries (`.`,
+ * `bin`) are skipped: they name the host's current directory, where anyone may have planted a
+ * `tmux` or a `bwrap`. Undefined when absent.
+ */
 export function findExecutable(name: string, path = process.env.PATH ?? '/usr/bin:/bin'): string | undefined {
   for (const dir of path.split(':')) {
-    if (!dir) continue;
+    if (!isAbsolute(dir)) continue;
     const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
@@ -67,6 +71,9 @@ export function findEntry(config: DriverConfig, allowId: string): AllowEntry {
 export function planLaunch(ctx: PlanContext, req: CreateRequest): LaunchPlan {
   const entry = findEntry(ctx.config, req.allowId);
   let binary: string;
+  // The schema refuses a relative match.path; a config built around it must not resolve one
+  // against the host's current directory either.
+  if (!isAbsolute(entry.match.path)) throw new PolicyError('BINARY_NOT_FOUND', `allow entry "${entry.id}" names ${JSON.stringify(entry.match.path)}, which is not an absolute path`, { allowId: entry.id });
   try {
     binary = realpathSync(entry.match.path);
     accessSync(binary, constants.X_OK);

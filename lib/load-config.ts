@@ -1,10 +1,11 @@
 /** Reads an operator's config file (YAML or JSON) or takes an object, and fills in the defaults. */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './errors.js';
 import { validateConfig } from './policy/config.js';
+import { resolveDataDir } from './data-dir.js';
 import type { AllowEntry, DriverConfig, DriverConfigInput } from './policy/config-schema.js';
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -31,6 +32,32 @@ export function defaultShellEntry(env: NodeJS.ProcessEnv = process.env): AllowEn
   };
 }
 
+/** A config is written by hand: 1 MiB holds thousands of allow entries, and bounds what a typo'd path (a log file, /dev/zero) can cost. */
+export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+
+/** The text of an operator's config file: a regular file of at most MAX_CONFIG_FILE_BYTES. */
+function readConfigFile(source: string): string {
+  let fd: number;
+  try {
+    fd = openSync(source, 'r');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${source}: ${(err as Error).message}`, [], 'CONFIG_UNREADABLE');
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new ConfigError(`cannot read config file ${source}: not a regular file`, [], 'CONFIG_UNREADABLE');
+    if (st.size > MAX_CONFIG_FILE_BYTES) {
+      throw new ConfigError(`config file ${source} is ${st.size} bytes; a config is at most ${MAX_CONFIG_FILE_BYTES} bytes`, [{ path: '(file)', message: `at most ${MAX_CONFIG_FILE_BYTES} bytes` }]);
+    }
+    return readFileSync(fd, 'utf8');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`cannot read config file ${source}: ${(err as Error).message}`, [], 'CONFIG_UNREADABLE');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export interface LoadedConfig {
   readonly config: DriverConfig;
   readonly dataDir: string;
@@ -47,9 +74,9 @@ export function loadConfig(config?: DriverConfigInput | string, dataDirOverride?
   let source: string;
   if (typeof config === 'string') {
     source = resolve(config);
+    const text = readConfigFile(source);
     let raw: unknown;
     try {
-      const text = readFileSync(source, 'utf8');
       raw = source.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
     } catch (err) {
       throw new ConfigError(`cannot read config file ${source}: ${(err as Error).message}`, [], 'CONFIG_UNREADABLE');
@@ -63,6 +90,6 @@ export function loadConfig(config?: DriverConfigInput | string, dataDirOverride?
     parsed = validateConfig({}, { fromFile: false, source });
     parsed = { ...parsed, allow: [defaultShellEntry()] };
   }
-  const dataDir = resolve(dataDirOverride ?? parsed.dataDir ?? defaultDataDir());
+  const dataDir = resolveDataDir(dataDirOverride ?? parsed.dataDir ?? defaultDataDir());
   return { config: parsed, dataDir, source };
 }

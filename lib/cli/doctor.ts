@@ -4,11 +4,12 @@
  * into the data dir, validating the config) rather than guessing from file names.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { findExecutable } from '../launch.js';
 import { defaultDataDir, loadConfig, type LoadedConfig } from '../load-config.js';
 import { TmuxDriveError } from '../errors.js';
+import { checkDataDir as checkDataDirPath, makeDataDir } from '../data-dir.js';
 
 export interface DoctorCheck {
   readonly name: string;
@@ -33,9 +34,6 @@ export interface DoctorOptions {
 /** tmux 3.2 brought the control-mode features the backend relies on (pause-after, subscriptions). */
 const MIN_TMUX: readonly [number, number] = [3, 2];
 const MIN_NODE_MAJOR = 20;
-/** sun_path is 108 bytes with its NUL; a drive name may be up to 48 characters. */
-const MAX_SOCKET_PATH = 107;
-const LONGEST_NAME = 48;
 const PROBE_TIMEOUT_MS = 10_000;
 
 function run(file: string, args: readonly string[]): { status: number | null; stdout: string; stderr: string; error?: Error } {
@@ -120,24 +118,16 @@ async function checkSqlite(): Promise<DoctorCheck> {
 
 function checkDataDir(dataDir: string): DoctorCheck {
   try {
-    mkdirSync(join(dataDir, 'tmux'), { recursive: true, mode: 0o700 });
-    const real = realpathSync(dataDir);
+    // The library's own checks first (never a recursive mkdir under /proc, which spins).
+    const real = makeDataDir(checkDataDirPath(dataDir));
     const probe = join(real, `.doctor-${process.pid}`);
     writeFileSync(probe, 'probe');
     rmSync(probe);
-    const socket = join(real, 'tmux', `${'x'.repeat(LONGEST_NAME)}.sock`);
-    if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
-      return {
-        name: 'data dir',
-        ok: false,
-        required: true,
-        detail: `${real} is writable, but a drive socket path there can reach ${Buffer.byteLength(socket)} bytes (the limit is ${MAX_SOCKET_PATH})`,
-        fix: `use a data dir at most ${MAX_SOCKET_PATH - (Buffer.byteLength(socket) - Buffer.byteLength(real))} bytes long (--data-dir)`,
-      };
-    }
+    // checkDataDirPath already refused a data dir whose drive sockets would not fit in sun_path.
     return { name: 'data dir', ok: true, required: true, detail: `${real} is writable` };
   } catch (err) {
-    return { name: 'data dir', ok: false, required: true, detail: `${dataDir} is not writable: ${firstLine((err as Error).message)}`, fix: 'pick a writable directory with --data-dir, or fix its owner and mode' };
+    const detail = err instanceof TmuxDriveError ? `${err.code}: ${firstLine(err.message)}` : `${dataDir} is not writable: ${firstLine((err as Error).message)}`;
+    return { name: 'data dir', ok: false, required: true, detail, fix: 'pick a writable directory of your own, outside /proc, /sys and /dev, with a short enough path, with --data-dir; or fix its owner and mode (700)' };
   }
 }
 

@@ -26,6 +26,7 @@ const GLOBAL_HELP = [
   '  --data-dir DIR  where drives, sockets and the journal live (default: $XDG_STATE_HOME/tmux-drive)',
   "  --config FILE   the operator's config (YAML or JSON); without it only `shell` is allowed",
   '  --json          machine output: one JSON document on stdout (errors too)',
+  '  --adopt-orphans re-attach live drives the journal lost (emptied or deleted), instead of refusing',
   '  -h, --help      help (tmux-drive COMMAND --help for one command)',
   '  --version',
 ];
@@ -130,6 +131,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         ...(parsed.global.dataDir ? { dataDir: parsed.global.dataDir } : {}),
         ...(parsed.global.config ? { config: parsed.global.config } : {}),
         owner: `tmux-drive ${spec.name} (pid ${process.pid})`,
+        ...(parsed.global.adoptOrphans ? { adoptOrphans: true } : {}),
         // Only the drive this command names: other invocations may be driving other drives now.
         reattach: spec.name === 'list' ? 'all' : spec.name === 'create' || parsed.positionals[0] === undefined ? [] : [parsed.positionals[0]],
         logger: { warn: (message) => io.stderr.write(`tmux-drive: warning: ${oneLine(message)}\n`) },

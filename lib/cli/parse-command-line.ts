@@ -13,17 +13,20 @@ export interface GlobalOptions {
   readonly dataDir?: string;
   readonly config?: string;
   readonly json: boolean;
+  /** Adopt live drives the journal lost (Driver.open's adoptOrphans). */
+  readonly adoptOrphans: boolean;
 }
 
 export const GLOBAL_OPTIONS = {
   'data-dir': { type: 'string' },
   config: { type: 'string' },
   json: { type: 'boolean' },
+  'adopt-orphans': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies OptionSpecs;
 
 /** The options accepted before the command, and how many words each takes. */
-const LEADING: Readonly<Record<string, number>> = { '--data-dir': 2, '--config': 2, '--json': 1, '--help': 1, '-h': 1, '--version': 1 };
+const LEADING: Readonly<Record<string, number>> = { '--data-dir': 2, '--config': 2, '--json': 1, '--adopt-orphans': 1, '--help': 1, '-h': 1, '--version': 1 };
 
 export interface CommandShape {
   readonly options: OptionSpecs;
@@ -132,6 +135,7 @@ function globalsOf(values: OptionValues): GlobalOptions {
     ...(typeof dataDir === 'string' ? { dataDir } : {}),
     ...(typeof config === 'string' ? { config } : {}),
     json: values.json === true,
+    adoptOrphans: values['adopt-orphans'] === true,
   };
 }
 

@@ -2,16 +2,17 @@
  * `tmux-drive mcp`: an MCP server on stdio exposing the nine terminal_session_* tools. One
  * long-lived Driver per server process: opened at start (re-attaching the live drives by name),
  * closed when stdin ends or on SIGTERM/SIGINT (detaching: the drives keep running for the next
- * server). The allowlist and every other setting come from the operator's config file (or the
- * built-in default); no tool can widen them.
+ * server), never because of what a client sent (StdioLineTransport answers or skips bad lines).
+ * The allowlist and every other setting come from the operator's config file (or the built-in
+ * default); no tool can widen them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Driver } from '../driver.js';
 import { registerTerminalTools, SERVER_INSTRUCTIONS } from './terminal-tools.js';
+import { StdioLineTransport } from './stdio-line-transport.js';
 
 export interface McpServerOptions {
   readonly dataDir?: string;
@@ -52,7 +53,8 @@ export async function runMcpServer(opts: McpServerOptions = {}): Promise<void> {
   });
   const server = createMcpServer(driver);
   const stdin = (opts.stdin ?? process.stdin) as NodeJS.ReadStream;
-  const transport = new StdioServerTransport(stdin, (opts.stdout ?? process.stdout) as NodeJS.WriteStream);
+  const log = (message: string): void => void stderr.write(`tmux-drive mcp: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  const transport = new StdioLineTransport({ stdin, stdout: opts.stdout ?? process.stdout, log });
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => {
     finish = resolve;
@@ -81,6 +83,9 @@ export async function runMcpServer(opts: McpServerOptions = {}): Promise<void> {
   stdin.on('end', onEnd);
   stdin.on('close', onEnd);
   transport.onclose = () => void shutdown();
+  // A handler that throws, a response to nothing: logged, never fatal. The SDK's messages append
+  // the offending message after a colon: only the part before it is logged (no client content).
+  server.server.onerror = (error) => log(`protocol: ${error.message.split(':')[0]?.slice(0, 120) ?? 'error'}`);
   try {
     await server.connect(transport);
   } catch (err) {

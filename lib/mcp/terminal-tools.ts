@@ -26,6 +26,16 @@ export const TOOL_NAMES = [
 /** How often a long wait reports progress to a client that asked for it (keeps its request timer alive). */
 const PROGRESS_EVERY_MS = 10_000;
 
+/**
+ * Bounds of what a client may pass, beside the library's own checks (a surface adds no authority,
+ * and no unbounded string): an argument or variable value as the config bounds them (execve's
+ * 128 KiB per word), a path as PATH_MAX, a wait's text as something a screen can show.
+ */
+const ARG_CHARS = 16 * 1024;
+const PATH_CHARS = 4095;
+const ENV_VARS = 64;
+const FOR_TEXT_CHARS = 4096;
+
 const sessionId = z.string().min(1).max(64).describe('The id returned by terminal_session_create (also listed by terminal_session_list).');
 
 function json(value: unknown): CallToolResult {
@@ -79,14 +89,18 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
         'The program keeps running until terminal_session_kill. Next: terminal_session_wait (forText: the prompt, or forIdleMs) before sending input.',
       ].join(' '),
       inputSchema: {
-        allowId: z.string().min(1).describe('The id of an allow entry in the operator config.'),
-        args: z.array(z.string()).max(256).optional().describe('Program arguments, after the entry\'s pinned argsPrefix (for example ["-q"]).'),
-        project: z.string().optional().describe('A project folder name for coding work: <workspace>/projects/<project>, reopened by the same name.'),
-        name: z.string().optional().describe('A stable session id (1-48 letters, digits, "_" or "-"); default: random.'),
-        cwd: z.string().optional().describe('A working directory inside the workspace.'),
+        allowId: z.string().min(1).max(64).describe('The id of an allow entry in the operator config.'),
+        args: z.array(z.string().max(ARG_CHARS)).max(256).optional().describe('Program arguments, after the entry\'s pinned argsPrefix (for example ["-q"]).'),
+        project: z.string().max(64).optional().describe('A project folder name for coding work: <workspace>/projects/<project>, reopened by the same name.'),
+        name: z.string().max(64).optional().describe('A stable session id (1-48 letters, digits, "_" or "-"); default: random.'),
+        cwd: z.string().max(PATH_CHARS).optional().describe('A working directory inside the workspace.'),
         cols: z.number().int().min(2).max(1000).optional().describe('Terminal width (default from the config, usually 80).'),
         rows: z.number().int().min(2).max(1000).optional().describe('Terminal height (default from the config, usually 24).'),
-        env: z.record(z.string(), z.string()).optional().describe('Variables for the program; only names the allow entry lists in passEnv are accepted.'),
+        env: z
+          .record(z.string().max(128), z.string().max(ARG_CHARS))
+          .refine((vars) => Object.keys(vars).length <= ENV_VARS, `at most ${ENV_VARS} variables`)
+          .optional()
+          .describe('Variables for the program; only names the allow entry lists in passEnv are accepted.'),
         objective: z.string().max(4000).optional().describe('What this session is for (kept only as a hash).'),
       },
       annotations: { destructiveHint: false, openWorldHint: true },
@@ -147,7 +161,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
         mode: z.enum(['digest', 'diff', 'full']).optional().describe('digest, diff or full (default: the operator config, usually digest; full when format or scrollback is given).'),
         maxBytes: z.number().int().min(64).max(16_777_216).optional().describe('Byte cap of the content (default 16384; 65536 for full).'),
         format: z.enum(['text', 'ansi', 'html']).optional().describe('text (default), ansi or html.'),
-        scrollback: z.union([z.number().int().min(0), z.literal('all')]).optional().describe('Lines of history above the visible screen (default 0), or "all".'),
+        scrollback: z.union([z.number().int().min(0).max(1_000_000), z.literal('all')]).optional().describe('Lines of history above the visible screen (default 0), or "all".'),
       },
       annotations: { readOnlyHint: true },
     },
@@ -206,7 +220,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
       ].join(' '),
       inputSchema: {
         sessionId,
-        keys: z.array(z.string().min(1)).min(1).max(1000).describe('Key names, pressed in order, for example ["C-c"] or ["Up", "Enter"].'),
+        keys: z.array(z.string().min(1).max(64)).min(1).max(1000).describe('Key names, pressed in order, for example ["C-c"] or ["Up", "Enter"].'),
       },
       annotations: { destructiveHint: true, openWorldHint: true },
     },
@@ -230,7 +244,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
       inputSchema: {
         sessionId,
         forIdleMs: z.number().int().min(0).max(600_000).optional().describe('Resolve after this many ms with no output and no screen change.'),
-        forText: z.string().min(1).optional().describe('Resolve when this text appears (case-sensitive, plain text).'),
+        forText: z.string().min(1).max(FOR_TEXT_CHARS).optional().describe('Resolve when this text appears (case-sensitive, plain text).'),
         forExit: z.boolean().optional().describe('Resolve when the program exits.'),
         timeoutMs: z.number().int().min(1).max(600_000).optional().describe('Give up after this many ms (default 15000, at most 600000).'),
       },

@@ -1,51 +1,138 @@
 /**
  * The configuration contract of DESIGN.md as one closed valibot schema: the single source of the
  * config's types. Every object is strict, so an unknown key anywhere is an issue with its path.
+ * Every size has an upper bound (CONFIG_BOUNDS, each with its reason) and every path is absolute:
+ * a config is the operator's, trusted, but a typo must not cost the host its memory or run a
+ * binary found relative to whatever directory the host was started in.
  */
 import * as v from 'valibot';
 
+/**
+ * The upper bound of every size in the config, and why it is what it is. docs/guide.md's
+ * configuration reference repeats them; the JSON Schema carries them as maximum / maxLength /
+ * maxItems / maxProperties.
+ */
+export const CONFIG_BOUNDS = {
+  /**
+   * Node's setTimeout holds a signed 32-bit delay: a longer one fires after 1 ms (a 30-day
+   * wallClockMs would evict at once). Every duration arms one timer, so none may exceed it (24.8 days).
+   */
+  timerMs: 2_147_483_647,
+  /**
+   * Each live drive holds a tmux server and a control client process, about 4 file descriptors
+   * and a mirror of up to ~50 MB: 256 stays inside the default 1024-descriptor limit of a host.
+   */
+  sessions: 256,
+  /** A drive's transcript ring lives in the host's memory: 64 MiB × the default 8 drives = 512 MiB. */
+  ringBytes: 64 * 1024 * 1024,
+  /**
+   * The mirror allocates every history line at full width (~12 bytes a cell) and tmux keeps its own
+   * copy: 50 000 lines × 80 columns ≈ 48 MB a drive on the host (2 000 000 000 cost 2.1 GB after
+   * `seq 1 3000000`).
+   */
+  scrollbackLines: 50_000,
+  /** 1000×1000 cells already costs a CPU core to redraw; tmux itself refuses beyond 10 000. */
+  cells: 1000,
+  /** A count no drive reaches (10 a second for 3 years); a larger cap is a typo, not a cap. */
+  count: 1_000_000_000,
+  /** A spending cap above a million dollars is no cap; this also refuses Infinity (YAML `.inf`). */
+  costUsd: 1_000_000,
+  /** PATH_MAX is 4096 bytes with its NUL: a longer path cannot be opened. */
+  pathChars: 4095,
+  /** Paths bound into a jail (each is two bwrap words) or listed hosts: far more than any scope needs. */
+  pathEntries: 64,
+  /**
+   * argv and the environment share execve's ARG_MAX (2 MiB with an 8 MiB stack), one word at most
+   * MAX_ARG_STRLEN (128 KiB): 64 words of 16 KiB keep the fixed parts to half of it.
+   */
+  words: 64,
+  wordChars: 16 * 1024,
+  /** Variable names: POSIX sets no limit; 128 is ample and keeps error messages short. */
+  envNameChars: 128,
+  /** Hint patterns are regular expressions run on every settled screen: few and short. */
+  patterns: 64,
+  patternChars: 1024,
+  /** DNS names are at most 253 characters. */
+  hostNameChars: 253,
+  /** Allow entries are looked up linearly and read by people: 256 is already a large allowlist. */
+  allowEntries: 256,
+  /** Remote hosts: each holds an ssh ControlMaster connection. */
+  remoteHosts: 64,
+  /** `ssh -o Key=value` options. */
+  sshOptions: 32,
+  sshOptionChars: 1024,
+} as const;
+
+const B = CONFIG_BOUNDS;
+
 const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
 const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
+/** A duration that arms one timer. */
+const timerMs = v.pipe(positiveInt, v.maxValue(B.timerMs, `at most ${B.timerMs} ms (24.8 days: a longer timer fires at once)`));
+const count = v.pipe(positiveInt, v.maxValue(B.count));
 const name = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'use letters, digits, ".", "_" or "-" (at most 64)'));
+/**
+ * A path as the operator writes it: absolute, so nothing depends on the host's working directory
+ * (a relative `bash` would run a `./bash` planted there). `~` is not expanded.
+ */
+const absolutePath = v.pipe(
+  v.string(),
+  v.maxLength(B.pathChars, `at most ${B.pathChars} characters`),
+  // One pattern (JSON Schema holds one per string), two messages.
+  v.regex(/^\/[^\x00-\x1f\x7f]*$/, (issue) =>
+    String(issue.input).startsWith('/')
+      ? 'must not contain control characters (NUL, newline, …)'
+      : 'must be an absolute path (starting with "/"): relative paths and "~" are not expanded, write the full path',
+  ),
+);
+const pathList = v.pipe(v.array(absolutePath), v.maxLength(B.pathEntries, `at most ${B.pathEntries} paths`));
+const word = v.pipe(v.string(), v.maxLength(B.wordChars, `at most ${B.wordChars} characters`), v.regex(/^[^\0]*$/, 'must not contain NUL'));
+const envName = v.pipe(v.string(), v.maxLength(B.envNameChars, `at most ${B.envNameChars} characters`), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name'));
+
+/**
+ * The allow id recorded for a drive adopted from a lost journal (what it runs, and under which
+ * entry, is unknown): reserved, so that no entry's limits or answers ever apply to such a drive.
+ */
+export const ADOPTED_ALLOW_ID = 'adopted';
 
 /** The built-in profiles (profiles/*.json). Any profile id loaded at Driver.open is accepted. */
 export const PROFILE_IDS = ['shell', 'claude-code', 'codex', 'gemini', 'aider', 'opencode'] as const;
 
 const ScopeSchema = v.strictObject({
   filesystem: v.optional(v.picklist(['workspace', 'listed-paths', 'home', 'full']), 'workspace'),
-  paths: v.optional(v.array(v.string()), []),
+  paths: v.optional(pathList, []),
   network: v.optional(v.picklist(['none', 'listed-hosts', 'full']), 'none'),
-  hosts: v.optional(v.array(v.string()), []),
-  credentialPaths: v.optional(v.array(v.string()), []),
+  hosts: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(B.hostNameChars))), v.maxLength(B.pathEntries)), []),
+  credentialPaths: v.optional(pathList, []),
   uid: v.optional(v.picklist(['dedicated', 'daemon']), 'dedicated'),
 });
 
 const LimitsSchema = v.strictObject({
-  wallClockMs: v.optional(positiveInt),
-  maxInteractions: v.optional(positiveInt),
-  maxRequestsPerSession: v.optional(positiveInt),
-  maxSessions: v.optional(positiveInt),
+  wallClockMs: v.optional(timerMs),
+  maxInteractions: v.optional(count),
+  maxRequestsPerSession: v.optional(count),
+  maxSessions: v.optional(v.pipe(positiveInt, v.maxValue(B.sessions))),
 });
 
 export const AllowEntrySchema = v.strictObject({
   id: name,
   match: v.strictObject({
-    path: v.pipe(v.string(), v.minLength(1)),
+    path: absolutePath,
     hash: v.optional(v.pipe(v.string(), v.regex(/^sha256:[0-9a-f]{64}$/, 'expected "sha256:" and 64 lowercase hex digits'))),
-    argsPrefix: v.optional(v.array(v.string()), []),
+    argsPrefix: v.optional(v.pipe(v.array(word), v.maxLength(B.words, `at most ${B.words} arguments`)), []),
   }),
   scope: v.optional(ScopeSchema, {}),
   // A profile file's id; checked against the profiles loaded at Driver.open (a new profile is a new
   // data file, no schema change).
   profile: v.optional(name),
   autoAnswer: v.optional(v.picklist(['none', 'safe-only', 'all']), 'safe-only'),
-  hintPatterns: v.optional(v.array(v.string()), []),
-  env: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name')), v.string()), {}),
-  passEnv: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name'))), []),
+  hintPatterns: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(B.patternChars))), v.maxLength(B.patterns)), []),
+  env: v.optional(v.pipe(v.record(envName, word), v.maxEntries(B.words, `at most ${B.words} variables`)), {}),
+  passEnv: v.optional(v.pipe(v.array(envName), v.maxLength(B.words, `at most ${B.words} names`)), []),
   backend: v.optional(v.picklist(['tmux', 'spawn']), 'tmux'),
   consent: v.strictObject({
     acknowledgedRisk: v.literal(true, 'consent.acknowledgedRisk must be true: an operator acknowledges what this entry may do'),
-    acknowledgedAt: v.pipe(v.string(), v.isoTimestamp('expected an ISO timestamp such as 2026-06-14T00:00:00Z')),
+    acknowledgedAt: v.pipe(v.string(), v.maxLength(64), v.isoTimestamp('expected an ISO timestamp such as 2026-06-14T00:00:00Z')),
   }),
   limits: v.optional(LimitsSchema, {}),
   approveOnCreate: v.optional(v.boolean(), false),
@@ -60,46 +147,52 @@ export const HostSchema = v.strictObject({
     host: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9.:_-]{0,252}$/, 'a host name or address (letters, digits, ".", ":", "_", "-"; not starting with "-")')),
     user: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9._-]{0,31}$/, 'a user name')),
     port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535))),
-    identityFile: v.optional(v.pipe(v.string(), v.regex(/^\/[^\0\n]*$/, 'an absolute path'))),
-    options: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9]*=[\x21-\x7e]+$/, 'an ssh option as Key=value (passed as -o Key=value)'))), []),
+    identityFile: v.optional(absolutePath),
+    options: v.optional(
+      v.pipe(
+        v.array(v.pipe(v.string(), v.maxLength(B.sshOptionChars), v.regex(/^[A-Za-z][A-Za-z0-9]*=[\x21-\x7e]+$/, 'an ssh option as Key=value (passed as -o Key=value)'))),
+        v.maxLength(B.sshOptions),
+      ),
+      [],
+    ),
   }),
   /** The remote data dir (drive sockets, workspaces); default ~user/.tmux-drive. */
   dataDir: v.optional(v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9._/-]{1,80}$/, 'an absolute path of [A-Za-z0-9._/-], at most 80 bytes'))),
 });
 
 export const DriverConfigSchema = v.strictObject({
-  dataDir: v.optional(v.pipe(v.string(), v.minLength(1))),
+  dataDir: v.optional(absolutePath),
   worker: v.optional(
     v.strictObject({
-      maxSessions: v.optional(positiveInt, 8),
-      idleTtlMs: v.optional(positiveInt, 900_000),
-      ringBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(4096)), 262_144),
-      stuckMs: v.optional(positiveInt, 30_000),
+      maxSessions: v.optional(v.pipe(positiveInt, v.maxValue(B.sessions)), 8),
+      idleTtlMs: v.optional(timerMs, 900_000),
+      ringBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(4096), v.maxValue(B.ringBytes)), 262_144),
+      stuckMs: v.optional(timerMs, 30_000),
     }),
     {},
   ),
   defaults: v.optional(
     v.strictObject({
-      cols: v.optional(v.pipe(v.number(), v.integer(), v.minValue(2), v.maxValue(1000)), 80),
-      rows: v.optional(v.pipe(v.number(), v.integer(), v.minValue(2), v.maxValue(1000)), 24),
-      scrollback: v.optional(nonNegativeInt, 1000),
+      cols: v.optional(v.pipe(v.number(), v.integer(), v.minValue(2), v.maxValue(B.cells)), 80),
+      rows: v.optional(v.pipe(v.number(), v.integer(), v.minValue(2), v.maxValue(B.cells)), 24),
+      scrollback: v.optional(v.pipe(nonNegativeInt, v.maxValue(B.scrollbackLines)), 1000),
     }),
     {},
   ),
   redactSecrets: v.optional(v.boolean(), true),
   audit: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), true) }), {}),
   unsafeDisableSandbox: v.optional(v.boolean(), false),
-  allow: v.optional(v.array(AllowEntrySchema), []),
-  hosts: v.optional(v.array(HostSchema), []),
+  allow: v.optional(v.pipe(v.array(AllowEntrySchema), v.maxLength(B.allowEntries, `at most ${B.allowEntries} entries`)), []),
+  hosts: v.optional(v.pipe(v.array(HostSchema), v.maxLength(B.remoteHosts, `at most ${B.remoteHosts} hosts`)), []),
   drive: v.optional(
     v.strictObject({
       mode: v.optional(v.picklist(['auto', 'manual']), 'auto'),
       readMode: v.optional(v.picklist(['digest', 'diff', 'full']), 'digest'),
       durable: v.optional(v.boolean(), true),
-      heartbeatMs: v.optional(positiveInt, 90_000),
-      maxCostUsd: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0))), null),
+      heartbeatMs: v.optional(timerMs, 90_000),
+      maxCostUsd: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(B.costUsd))), null),
       notify: v.optional(v.picklist(['terminal', 'all', 'none']), 'terminal'),
-      heartbeatNotifyMs: v.optional(positiveInt, 3_600_000),
+      heartbeatNotifyMs: v.optional(timerMs, 3_600_000),
     }),
     {},
   ),

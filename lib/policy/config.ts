@@ -1,7 +1,7 @@
 /** Validation of a config object against the closed schema; issues are data with paths. */
 import * as v from 'valibot';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { DriverConfigSchema, type DriverConfig } from './config-schema.js';
+import { ADOPTED_ALLOW_ID, DriverConfigSchema, type DriverConfig } from './config-schema.js';
 
 export interface ValidateOptions {
   /** True when the object was read from an operator's file: only then may it disable the sandbox. */
@@ -19,6 +19,7 @@ export function validateConfig(input: unknown, opts: ValidateOptions): DriverCon
     const seen = new Set<string>();
     result.output.allow.forEach((entry, i) => {
       if (seen.has(entry.id)) issues.push({ path: `allow.${i}.id`, message: `duplicate allow id "${entry.id}"` });
+      if (entry.id === ADOPTED_ALLOW_ID) issues.push({ path: `allow.${i}.id`, message: `"${ADOPTED_ALLOW_ID}" is reserved for drives adopted from a lost journal` });
       seen.add(entry.id);
       if (entry.scope.network === 'listed-hosts') {
         issues.push({ path: `allow.${i}.scope.network`, message: '"listed-hosts" is not supported yet: use "none" or "full"' });

@@ -72,6 +72,31 @@ describe('sessions', () => {
   });
 });
 
+describe('insertSessionIfAbsent (adopting an orphan)', () => {
+  it('writes a new row once: a second call, a taken name or a row written meanwhile by another connection leave the row as it was', () => {
+    const first = journal.insertSessionIfAbsent({ ...sessionInput(tmp.dir, 'orphan'), state: 'detached', allowId: 'adopted', createdAt: 5 });
+    expect(first).toMatchObject({ id: 'orphan', state: 'detached', allowId: 'adopted', createdAt: 5 });
+    expect(journal.insertSessionIfAbsent({ ...sessionInput(tmp.dir, 'orphan'), state: 'live' })).toBeUndefined();
+    expect(journal.getSession('orphan')?.state).toBe('detached');
+    // Another host's journal on the same file got there first.
+    const peer = Journal.open(tmp.dir);
+    try {
+      peer.upsertSession(sessionInput(tmp.dir, 'raced'));
+      expect(journal.insertSessionIfAbsent({ ...sessionInput(tmp.dir, 'raced'), state: 'detached' })).toBeUndefined();
+      expect(journal.getSession('raced')?.state).toBe('live');
+      expect(journal.insertSessionIfAbsent({ ...sessionInput(tmp.dir, 'other'), name: 'raced' })).toBeUndefined();
+    } finally {
+      peer.close();
+    }
+  });
+
+  it('checks its input like upsertSession (a missing field, a value that is not a machine value)', () => {
+    expect(codeOf(() => journal.insertSessionIfAbsent({ ...sessionInput(tmp.dir, 'x'), argvHash: undefined } as never))).toBe('JOURNAL_BAD_VALUE');
+    expect(codeOf(() => journal.insertSessionIfAbsent({ ...sessionInput(tmp.dir, 'x'), allowId: 'has space' }))).toBe('JOURNAL_BAD_VALUE');
+    expect(journal.getSession('x')).toBeUndefined();
+  });
+});
+
 describe('STRICT tables', () => {
   it('refuse a value of the wrong type even from a raw connection', () => {
     journal.upsertSession(sessionInput(tmp.dir, 'a'));
