@@ -470,8 +470,8 @@ export class Driver {
             session.listener,
           )
         : remote
-          ? await TmuxBackend.launch({ ...this.remoteTarget(remote, name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener)
-          : await TmuxBackend.launch({ ...this.tmuxTarget(name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener);
+          ? await TmuxBackend.launch({ ...this.remoteTarget(remote, name, plan.env), cols, rows, scrollback: config.defaults.scrollback, argv: plan.argv }, session.listener)
+          : await TmuxBackend.launch({ ...this.tmuxTarget(name, plan.env), cols, rows, scrollback: config.defaults.scrollback, argv: plan.argv }, session.listener);
       session.bind(backend);
     } catch (err) {
       this.journal.markFailed(name, 'launch_failed');
