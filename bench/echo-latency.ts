@@ -182,7 +182,7 @@ export const echoLatency: Benchmark = {
         columns: ['p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'n'],
         rows: [
           { subject: 'tmux-drive: sendText → mirror grid shows it', baseline: false, values: row(L) },
-          { subject: 'floor: control-mode send-keys -l → %output', baseline: true, values: row(F) },
+          { subject: 'control-mode floor: literal keys → %output', baseline: true, values: row(F) },
           { subject: `capture-pane polling (subprocesses, ${POLL_INTERVAL_MS} ms)`, baseline: true, values: row(P) },
         ],
         verdicts: [

@@ -110,7 +110,7 @@ export class ControlClient {
         if (settled) return;
         settled = true;
         client?.terminate();
-        reject(new TmuxTimeoutError(`attach-session -t ${opts.session}`, opts.timeoutMs));
+        reject(new TmuxTimeoutError(`attach to ${opts.session}`, opts.timeoutMs));
       });
       client = new ControlClient(opts, (err) => {
         if (settled) return;

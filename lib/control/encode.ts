@@ -24,7 +24,7 @@ const CONTROL_RUN = /([\x00-\x1f\x7f])/;
 function nulIn(word: string, what: string): UsageError | undefined {
   const at = word.indexOf('\0');
   // The text itself stays out of the error: it may be a password being typed.
-  return at < 0 ? undefined : new UsageError('BAD_ARGUMENT', `${what} cannot contain a NUL byte (tmux's words are C strings); send such bytes with send-keys -H`, { index: at, length: word.length });
+  return at < 0 ? undefined : new UsageError('BAD_ARGUMENT', `${what} cannot contain a NUL byte (tmux's words are C strings); such bytes reach a pane as hex keys`, { index: at, length: word.length });
 }
 
 /**

@@ -229,7 +229,7 @@ export class ControlParser {
   constructor(onEvent: (event: ControlEvent) => void, options: ControlParserOptions = {}) {
     this.#emit = onEvent;
     this.#replyFraming = options.replyFraming;
-    this.#splitter = new LineSplitter((line) => this.#line(line), {
+    this.#splitter = new LineSplitter((line, strippedCr) => this.#line(line, strippedCr), {
       maxLineBytes: options.maxLineBytes ?? MAX_LINE_BYTES,
       onOverflow: (head, dropped) => this.#incident('line-too-long', head, `a line of ${dropped} bytes was dropped`),
     });
@@ -250,10 +250,10 @@ export class ControlParser {
     return this.#untrusted;
   }
 
-  #line(line: Uint8Array): void {
+  #line(line: Uint8Array, strippedCr: boolean): void {
     if (this.#untrusted) return;
     const block = this.#block;
-    if (block && block.framing.kind !== 'guard') return this.#framedLine(block, line);
+    if (block && block.framing.kind !== 'guard') return this.#framedLine(block, line, strippedCr);
     if (block) {
       if (this.#closes(block, line)) return;
       if (!IN_BLOCK.some((prefix) => startsWith(line, prefix))) {
@@ -313,7 +313,7 @@ export class ControlParser {
   }
 
   /** A line of a block framed by size: content until the size is reached, then exactly the guard. */
-  #framedLine(block: OpenBlock, line: Uint8Array): void {
+  #framedLine(block: OpenBlock, line: Uint8Array, strippedCr: boolean): void {
     if (block.complete) {
       if (this.#closes(block, line)) return;
       this.#block = undefined;
@@ -323,7 +323,8 @@ export class ControlParser {
     }
     if (this.#isGuard(block, line)) this.#incident('guard-in-content', line, 'pane text holds a line equal to the reply\'s guard; kept as content');
     block.lines.push(line.slice());
-    block.bytes += line.length + 1;
+    // Counted as tmux wrote it: a CR the splitter took off still belongs to the text's size.
+    block.bytes += line.length + (strippedCr ? 2 : 1);
     const f = block.framing;
     block.complete = f.kind === 'text' ? block.bytes >= Math.max(f.bytes, 1) : f.kind === 'lines' && block.lines.length >= f.count;
   }
