@@ -53,6 +53,16 @@ export function argvWord(word: string): string {
   return word.endsWith(';') ? `${word.slice(0, -1)}\\;` : word;
 }
 
+/**
+ * The value of a tmux option on its command line (`-S <socket>`, `-f <file>`): read by getopt
+ * before any command, so a final `;` is just a character. NUL cannot cross exec.
+ */
+export function argvOption(word: string): string {
+  const nul = nulIn(word, 'a tmux option value');
+  if (nul) throw nul;
+  return word;
+}
+
 export function isControl(code: number): boolean {
   return code < 0x20 || code === 0x7f;
 }

@@ -15,7 +15,7 @@
  */
 import { UsageError } from '../errors.js';
 import type { ReplyFraming } from './command-queue.js';
-import { argvWord, isControl, MAX_HEX_ARGS, MAX_TEXT_CHUNK_CHARS, normalizeKey, quote } from './encode.js';
+import { argvOption, argvWord, isControl, MAX_HEX_ARGS, MAX_TEXT_CHUNK_CHARS, normalizeKey, quote } from './encode.js';
 import { isPaneId, isWindowId, type PaneId, type WindowId } from './ids.js';
 
 /** One control-mode command: its line and how its reply is read. */
@@ -64,8 +64,17 @@ function session(name: SessionName): SessionName {
   return name;
 }
 
+/**
+ * A session as a target: `=name:` is that exact session (its current window and pane). A bare name
+ * is matched as a prefix or a pattern, and one of digits as an index (measured on 3.3a: `-t 0`
+ * found the session "1a", not "0").
+ */
+function sessionTarget(name: SessionName): string {
+  return `=${session(name)}:`;
+}
+
 function paneOrSession(target: PaneId | SessionName): string {
-  return typeof target === 'string' && isPaneId(target) ? target : session(target);
+  return typeof target === 'string' && isPaneId(target) ? target : sessionTarget(target);
 }
 
 function buffer(name: string): string {
@@ -123,7 +132,7 @@ export function cancelPaneMode(target: PaneId): TmuxCommand {
 
 /** `resize-window -t <session> -x C -y R` (it also pins the window's size: window-size manual). */
 export function resizeWindow(target: SessionName, cols: number, rows: number): TmuxCommand {
-  return { line: `resize-window -t ${session(target)} -x ${dimension(cols, 'cols')} -y ${dimension(rows, 'rows')}` };
+  return { line: `resize-window -t ${sessionTarget(target)} -x ${dimension(cols, 'cols')} -y ${dimension(rows, 'rows')}` };
 }
 
 export function killServer(): TmuxCommand {
@@ -338,7 +347,7 @@ export function serverConfig(input: ServerConfigInput): string {
 
 /** `tmux -u -S <socket> -f <conf> start-server`: starts a drive's server, which reads the config. */
 export function startServerArgv(socket: string, conf: string): string[] {
-  return ['-u', '-S', argvWord(socket), '-f', argvWord(conf), 'start-server'];
+  return ['-u', '-S', argvOption(socket), '-f', argvOption(conf), 'start-server'];
 }
 
 /** True for the argv startServerArgv made for `socket` (a launch a crashed host left half done). */
@@ -348,21 +357,21 @@ export function isStartServerArgv(argv: readonly string[], socket: string): bool
 
 /** `tmux -u -S <socket> -C attach-session -t <session>`: the control client. */
 export function controlAttachArgv(socket: string, target: SessionName): string[] {
-  return ['-u', '-S', argvWord(socket), '-C', 'attach-session', '-t', session(target)];
+  return ['-u', '-S', argvOption(socket), '-C', 'attach-session', '-t', sessionTarget(target)];
 }
 
 /** `tmux -S <socket> attach-session [-r] -t <session>`: what an operator runs to take over. */
 export function operatorAttachArgv(socket: string, target: SessionName, readOnly: boolean): string[] {
-  return ['-S', argvWord(socket), 'attach-session', ...(readOnly ? ['-r'] : []), '-t', session(target)];
+  return ['-S', argvOption(socket), 'attach-session', ...(readOnly ? ['-r'] : []), '-t', sessionTarget(target)];
 }
 
 export function killServerArgv(socket: string): string[] {
-  return ['-S', argvWord(socket), 'kill-server'];
+  return ['-S', argvOption(socket), 'kill-server'];
 }
 
 /** `tmux -S <socket> list-sessions`: succeeds only when a server answers there. */
 export function listSessionsArgv(socket: string): string[] {
-  return ['-S', argvWord(socket), 'list-sessions'];
+  return ['-S', argvOption(socket), 'list-sessions'];
 }
 
 /** `display-message -p -t <target> -- <format>` as argv (benchmarks' one-subprocess-per-call baselines). */

@@ -116,7 +116,7 @@ describe('encodeSendHex', () => {
 describe('displayMessage', () => {
   it('builds display-message -p with a fixed format after --', () => {
     expect(displayMessage('%4', '#{pane_id}\t#{cursor_x}').line).toBe("display-message -p -t %4 -- '#{pane_id}\t#{cursor_x}'");
-    expect(displayMessage('td-1', '#{pid}').line).toBe("display-message -p -t td-1 -- '#{pid}'");
+    expect(displayMessage('td-1', '#{pid}').line).toBe("display-message -p -t =td-1: -- '#{pid}'");
   });
 
   it('refuses a format that is not fixed #{variable} items, and a target that is neither a pane nor a session name', () => {
