@@ -97,6 +97,11 @@ const INCIDENT_OF: Readonly<Record<string, 'malformed_stream' | 'resync_failed' 
   resync_failed: 'resync_failed',
   pane_in_mode_at_attach: 'pane_in_mode',
   stale_control_clients: 'control_lost',
+  // A reply that did not end where its size said (the control client is replaced), and pane text
+  // holding a reply's exact guard: a program trying to forge the framing.
+  'control_framing-mismatch': 'malformed_stream',
+  'control_guard-in-content': 'malformed_stream',
+  control_replaced: 'control_lost',
 };
 
 export class Driver {
