@@ -15,7 +15,7 @@ import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
 import { SpawnBackend } from '../backends/spawn/spawn-backend.js';
-import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
+import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, removeLegacyPasteFiles, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
 import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../backends/ssh/ssh-host.js';
 import { planRemoteLaunch } from '../backends/ssh/remote-launch.js';
 import { AuditLog } from '../journal/audit-log.js';
@@ -129,6 +129,7 @@ export class Driver {
   static async open(opts: DriverOptions = {}): Promise<Driver> {
     const loaded = loadConfig(opts.config, opts.dataDir);
     mkdirSync(join(loaded.dataDir, 'tmux'), { recursive: true, mode: 0o700 });
+    removeLegacyPasteFiles(join(loaded.dataDir, 'tmux'));
     const canonical = { ...loaded, dataDir: realpathSync(loaded.dataDir) };
     const logger = opts.logger ?? silentLogger;
     if (canonical.config.unsafeDisableSandbox) {

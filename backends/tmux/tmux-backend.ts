@@ -188,6 +188,17 @@ export function endUnfinishedLaunch(socket: string, name: string): boolean {
   return pids.length > 0;
 }
 
+/** How versions before the set-buffer paste named their paste files (`.td-<12 hex>`, typed text). */
+const LEGACY_PASTE_FILE = /^\.td-[0-9a-f]{12}$/;
+
+/**
+ * Removes the paste files an older version left when its host died mid-paste: they hold typed text
+ * unredacted. Pastes no longer touch the disk; this sweeps what an upgrade finds.
+ */
+export function removeLegacyPasteFiles(socketDir: string): void {
+  for (const name of readdirSync(socketDir)) if (LEGACY_PASTE_FILE.test(name)) rmSync(join(socketDir, name), { force: true });
+}
+
 function replyText(reply: Reply): string {
   return reply.text();
 }
