@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TmuxTimeoutError } from '../../../lib/errors.js';
@@ -36,6 +37,10 @@ describe('the jail', () => {
     expect(rows).toContain('/proc/1/environ clean');
     expect(rows.length).toBeGreaterThanOrEqual(3); // bwrap's init, bash, the probe's own shell
     expect(rows.filter((row) => !row.endsWith(' clean'))).toEqual([]);
+    // set-clipboard is off: a program's OSC 52 makes no tmux paste buffer (nor reaches an operator's clipboard).
+    await s.sendText(String.raw`printf '\033]52;c;aGVsbG8=\007'; echo osc-sent`, { submit: true });
+    expect((await s.wait({ forText: /^osc-sent$/m, timeoutMs: 5000 })).outcome).toBe('text');
+    expect(execFileSync('tmux', ['-S', join(t.dataDir, 'tmux', 'environ.sock'), 'list-buffers'], { encoding: 'utf8' })).toBe('');
     await s.kill();
   });
 });
