@@ -16,6 +16,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Driver, type Session } from '../../../lib/index.js';
+import type { QueuedCommand } from '../../../lib/control/command-queue.js';
 import { Journal } from '../../../journal/journal.js';
 import { allow, processesMentioning } from '../../helpers.js';
 
@@ -155,5 +156,29 @@ describe('a program that prints every guard it could guess', () => {
     } finally {
       journal.close();
     }
+    driver = await Driver.open({ dataDir, config });
+  });
+
+  it('treats a reply that does not end where its size says as an untrusted stream: the control client is replaced, the mirror rebuilt, input still works', async () => {
+    // No program can cause this (its text cannot change where a reply ends): it is provoked here
+    // by sending a capture through the drive's own control client with a size that is too small.
+    const name = `anomaly${++attempt}`;
+    const s = await driver.create({ allowId: 'py', name, cols: 40, rows: 10, args: ['-c', 'import sys\nfor i in range(30): print("line", i)\nprint("typed:", input())\nimport time\ntime.sleep(60)'] });
+    expect((await s.wait({ forText: 'line 29', timeoutMs: 15_000 })).outcome).toBe('text');
+    const codes: string[] = [];
+    s.on('incident', (code) => codes.push(code));
+    const backend = (s as unknown as { backend: { client: { command(c: QueuedCommand): Promise<unknown>; pid: number } } }).backend;
+    const old = backend.client;
+    const wrong = old.command({ line: "capture-pane -p -S - -E - -t '%0'", framing: () => ({ kind: 'text', bytes: 3 }) });
+    await expect(wrong).rejects.toMatchObject({ code: 'CONTROL_CLOSED' });
+    await s.wait({ forIdleMs: 200, timeoutMs: 10_000 });
+    expect(codes).toEqual(expect.arrayContaining(['control_framing-mismatch', 'control_replaced']));
+    expect(backend.client).not.toBe(old);
+    expect((await s.fidelity()).equal).toBe(true);
+    await s.sendText('after', { submit: true });
+    await s.wait({ forIdleMs: 300, timeoutMs: 10_000 });
+    expect(s.read().content).toMatch(/^typed: after$/m);
+    expect((await s.fidelity()).equal).toBe(true);
+    await s.kill();
   });
 });
