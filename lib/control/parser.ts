@@ -143,7 +143,8 @@ const BEGIN = ascii('%begin ');
 const END = ascii('%end ');
 const ERROR = ascii('%error ');
 /**
- * Lines routed as notifications even inside a block: tmux 3.3a writes %pause/%continue inside the
+ * Lines routed as notifications even inside a block of tmux's own text (guard framing; framed pane
+ * text routes nothing): tmux 3.3a writes %pause/%continue inside the
  * `refresh-client -A` reply. Nothing else is taken out of a block: reply lines are raw screen text
  * (capture-pane), and a program that prints `%output %0 …` or `%exit` must not be able to inject
  * pane bytes or end the stream. A real %exit mid-block is followed by EOF, which end() reports.
