@@ -229,6 +229,8 @@ describe('builders under arbitrary input, against tmux 3.3a', () => {
       }),
       { seed: SEED, numRuns: 40 },
     );
+    // env would read a program path holding "=" as a variable and run the next word instead.
+    expect(() => paneArgv(['/opt/a=b/tool', 'next'])).toThrow(expect.objectContaining({ code: 'NOT_ALLOWED' }));
   });
 
   it('resize-window (resizeWindow): BAD_SIZE, or the window takes exactly the size asked', async () => {
