@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ControlClient } from '../backends/tmux/control-client.js';
-import { serverConf } from '../backends/tmux/server-conf.js';
+import { capturePaneArgv, displayMessageArgv, killServerArgv, serverConfig, startServerArgv } from '../lib/control/tmux-commands.js';
 import { isAlive } from '../backends/tmux/process-tree.js';
 import type { ControlEvent, PaneId } from '../lib/control/parser.js';
 import { CURATED_PATH } from '../lib/policy/child-env.js';
@@ -46,9 +46,9 @@ export class BaselineServer {
     const server = new BaselineServer(mkdtempSync(join(tmpdir(), 'tdb-')));
     try {
       const conf = join(server.dir, 'tmux.conf');
-      writeFileSync(conf, serverConf({ session: SESSION, cols: opts.cols, rows: opts.rows, scrollback: opts.scrollback ?? 1000, cwd: server.dir, argv: ['/bin/bash', '--norc', '--noprofile'] }));
-      await server.tmux(['-f', conf, 'start-server']);
-      const [pid, pane] = (await server.tmux(['display-message', '-p', '-t', SESSION, '#{pid}\t#{pane_id}'])).trim().split('\t');
+      writeFileSync(conf, serverConfig({ session: SESSION, cols: opts.cols, rows: opts.rows, scrollback: opts.scrollback ?? 1000, argv: ['/bin/bash', '--norc', '--noprofile'] }));
+      await server.run(startServerArgv(server.socket, conf));
+      const [pid, pane] = (await server.tmux(displayMessageArgv(SESSION, '#{pid}\t#{pane_id}'))).trim().split('\t');
       server.serverPid = Number(pid);
       server.pane = (pane ?? '%0') as PaneId;
       await server.waitForPrompt();
@@ -59,11 +59,16 @@ export class BaselineServer {
     }
   }
 
-  /** One `tmux -S sock …` subprocess, as a polling tool runs it; resolves with stdout. */
-  tmux(args: readonly string[]): Promise<string> {
+  /** One `tmux -S sock <command words>` subprocess, as a polling tool runs it; resolves with stdout. */
+  tmux(command: readonly string[]): Promise<string> {
+    return this.run(['-u', '-S', this.socket, ...command]);
+  }
+
+  /** One `tmux <argv>` subprocess (its cwd, the server's and the pane's: the baseline's directory). */
+  run(argv: readonly string[]): Promise<string> {
     return new Promise((resolve, reject) => {
-      execFile(TMUX, ['-u', '-S', this.socket, ...args], { env: this.env, timeout: TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`tmux ${args.join(' ')}: ${String(stderr).trim() || err.message}`));
+      execFile(TMUX, [...argv], { env: this.env, cwd: this.dir, timeout: TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`tmux ${argv.join(' ')}: ${String(stderr).trim() || err.message}`));
         else resolve(stdout);
       });
     });
@@ -71,7 +76,7 @@ export class BaselineServer {
 
   /** capture-pane -p of the visible screen, through a subprocess. */
   capture(): Promise<string> {
-    return this.tmux(['capture-pane', '-p', '-t', SESSION]);
+    return this.tmux(capturePaneArgv(SESSION));
   }
 
   private async waitForPrompt(): Promise<void> {
@@ -109,7 +114,7 @@ export class BaselineServer {
   async close(): Promise<void> {
     for (const client of this.clients) client.terminate();
     this.clients.clear();
-    await this.tmux(['kill-server']).catch(() => undefined);
+    await this.run(killServerArgv(this.socket)).catch(() => undefined);
     const deadline = performance.now() + TIMEOUT_MS;
     while (this.serverPid > 0 && isAlive(this.serverPid) && performance.now() < deadline) await sleep(10);
     if (this.serverPid > 0 && isAlive(this.serverPid)) process.kill(this.serverPid, 'SIGKILL');

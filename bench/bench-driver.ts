@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Driver, type Session } from '../lib/index.js';
 import { TMUX } from './baseline-server.js';
+import { displayMessageArgv } from '../lib/control/tmux-commands.js';
 
 export const BASH_ARGS = ['--norc', '--noprofile'];
 const CONSENT = { acknowledgedRisk: true as const, acknowledgedAt: '2026-11-30T00:00:00Z' };
@@ -58,7 +59,7 @@ export class BenchDriver {
   /** Host pid of a drive's tmux server, asked of tmux itself through a subprocess (outside any measurement). */
   serverPid(name: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      execFile(TMUX, ['-S', this.socketOf(name), 'display-message', '-p', '#{pid}'], { timeout: 5000 }, (err, stdout) => {
+      execFile(TMUX, ['-S', this.socketOf(name), ...displayMessageArgv(name, '#{pid}')], { timeout: 5000 }, (err, stdout) => {
         if (err) reject(err);
         else resolve(Number(stdout.trim()));
       });

@@ -11,6 +11,7 @@
 import type { Session } from '../lib/index.js';
 import type { ControlClient } from '../backends/tmux/control-client.js';
 import type { ControlEvent } from '../lib/control/parser.js';
+import { encodeSendKeys, encodeSendText, sendKeysArgv, sendTextArgv } from '../lib/control/tmux-commands.js';
 import { ratioVerdict, type Benchmark, type BenchOptions, type BenchResult } from './benchmark.js';
 import { BaselineServer } from './baseline-server.js';
 import { BenchDriver } from './bench-driver.js';
@@ -111,12 +112,12 @@ class ControlFloor {
     for (let i = 0; i < keys; i++) {
       const seen = new Promise<number>((resolve) => (this.waiter = resolve));
       const t0 = performance.now();
-      const sent = client.command(`send-keys -t ${this.server.pane} -l x`);
+      const sent = client.batch(encodeSendText(this.server.pane, 'x'));
       const t1 = await withTimeout(seen, 'control floor');
       await sent;
       out?.push(t1 - t0);
     }
-    await client.command(`send-keys -t ${this.server.pane} C-u`);
+    await client.command(encodeSendKeys(this.server.pane, ['C-u']));
     await sleep(30);
   }
 }
@@ -125,7 +126,7 @@ async function pollingBlock(server: BaselineServer, keys: number, out: number[] 
   for (let i = 1; i <= keys; i++) {
     const expected = `$ ${'x'.repeat(i)}`;
     const t0 = performance.now();
-    await server.tmux(['send-keys', '-t', server.session, '-l', 'x']);
+    await server.tmux(sendTextArgv(server.session, 'x'));
     for (;;) {
       if (promptRow(await server.capture()) === expected) break;
       if (performance.now() - t0 > ECHO_TIMEOUT_MS) throw new Error('polling: no echo');
@@ -133,7 +134,7 @@ async function pollingBlock(server: BaselineServer, keys: number, out: number[] 
     }
     out?.push(performance.now() - t0);
   }
-  await server.tmux(['send-keys', '-t', server.session, 'C-u']);
+  await server.tmux(sendKeysArgv(server.session, ['C-u']));
   await sleep(30);
   if (promptRow(await server.capture()) !== '$') throw new Error('polling: the line did not clear');
 }
@@ -181,7 +182,7 @@ export const echoLatency: Benchmark = {
         columns: ['p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'n'],
         rows: [
           { subject: 'tmux-drive: sendText → mirror grid shows it', baseline: false, values: row(L) },
-          { subject: 'floor: control-mode send-keys -l → %output', baseline: true, values: row(F) },
+          { subject: 'control-mode floor: literal keys → %output', baseline: true, values: row(F) },
           { subject: `capture-pane polling (subprocesses, ${POLL_INTERVAL_MS} ms)`, baseline: true, values: row(P) },
         ],
         verdicts: [

@@ -13,6 +13,7 @@
 import type { Session } from '../lib/index.js';
 import { ratioVerdict, type Benchmark, type BenchOptions, type BenchResult } from './benchmark.js';
 import { BaselineServer } from './baseline-server.js';
+import { sendKeysArgv, sendTextArgv } from '../lib/control/tmux-commands.js';
 import { BenchDriver } from './bench-driver.js';
 import { percentiles, type Percentiles } from './percentiles.js';
 import { sleep } from './sleep.js';
@@ -74,8 +75,8 @@ class PollingSettler {
 
   async trial(trial: number, intervalMs: number): Promise<Trial | undefined> {
     const { server } = this;
-    await server.tmux(['send-keys', '-t', server.session, '-l', command(trial)]);
-    await server.tmux(['send-keys', '-t', server.session, 'Enter']);
+    await server.tmux(sendTextArgv(server.session, command(trial)));
+    await server.tmux(sendKeysArgv(server.session, ['Enter']));
     const start = performance.now();
     let previous = await server.capture();
     let changedAt = performance.now();
@@ -144,7 +145,10 @@ export const settleLatency: Benchmark = {
           // Keep the screens from scrolling the old trials away under the pollers: clear all three.
           await session.sendText('clear', { submit: true });
           await session.wait({ forIdleMs: 50 });
-          for (const p of [fast, slow]) await p.server.tmux(['send-keys', '-t', p.server.session, 'clear', 'Enter']);
+          for (const p of [fast, slow]) {
+            await p.server.tmux(sendTextArgv(p.server.session, 'clear'));
+            await p.server.tmux(sendKeysArgv(p.server.session, ['Enter']));
+          }
           await sleep(50);
         }
       }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import nodePty from 'node-pty';
 import type { Session } from '../lib/index.js';
 import { Mirror } from '../lib/emulator/mirror.js';
-import { quote } from '../lib/control/encode.js';
+import { encodeSendKeys, encodeSendText, refreshClientPauseAfter } from '../lib/control/tmux-commands.js';
 import { CURATED_PATH } from '../lib/policy/child-env.js';
 import { ratioVerdict, type Benchmark, type BenchOptions, type BenchResult } from './benchmark.js';
 import { BaselineServer } from './baseline-server.js';
@@ -152,14 +152,14 @@ async function nullConsumerRun(file: string, lastLine: string): Promise<RunFigur
       }
     });
     // As the library's backend does, so both paths see the same %extended-output stream.
-    await client.command('refresh-client -f pause-after=5');
-    await client.command(`send-keys -t ${server.pane} -l -- ${quote(`cat ${file}; ${sentinel.command}`)}`);
+    await client.command(refreshClientPauseAfter(5));
+    await client.batch(encodeSendText(server.pane, `cat ${file}; ${sentinel.command}`));
     await sleep(100);
     scanner.bytes = 0;
     const server0 = cpuMs([server.serverPid]);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    await client.command(`send-keys -t ${server.pane} Enter`);
+    await client.command(encodeSendKeys(server.pane, ['Enter']));
     await timeout(seen, 'null consumer');
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);

@@ -16,7 +16,7 @@ import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
 import { Session } from './session.js';
 import type { ExitInfo } from './backend.js';
 import { SpawnBackend } from '../backends/spawn/spawn-backend.js';
-import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
+import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, removeLegacyPasteFiles, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
 import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../backends/ssh/ssh-host.js';
 import { planRemoteLaunch } from '../backends/ssh/remote-launch.js';
 import { AuditLog } from '../journal/audit-log.js';
@@ -132,6 +132,11 @@ const INCIDENT_OF: Readonly<Record<string, 'malformed_stream' | 'resync_failed' 
   resync_failed: 'resync_failed',
   pane_in_mode_at_attach: 'pane_in_mode',
   stale_control_clients: 'control_lost',
+  // A reply that did not end where its size said (the control client is replaced), and pane text
+  // holding a reply's exact guard: a program trying to forge the framing.
+  'control_framing-mismatch': 'malformed_stream',
+  'control_guard-in-content': 'malformed_stream',
+  control_replaced: 'control_lost',
 };
 
 export class Driver {
@@ -180,6 +185,7 @@ export class Driver {
     const plan = checkDataDir(loaded.dataDir);
 
     const canonical = { ...loaded, dataDir: makeDataDir(plan) };
+    removeLegacyPasteFiles(join(canonical.dataDir, 'tmux'));
     if (canonical.config.unsafeDisableSandbox) {
       logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
     }
@@ -560,8 +566,8 @@ export class Driver {
             session.listener,
           )
         : remote
-          ? await TmuxBackend.launch({ ...this.remoteTarget(remote, name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener)
-          : await TmuxBackend.launch({ ...this.tmuxTarget(name, plan.env), cols, rows, scrollback: config.defaults.scrollback, cwd: plan.cwd, argv: plan.argv }, session.listener);
+          ? await TmuxBackend.launch({ ...this.remoteTarget(remote, name, plan.env), cols, rows, scrollback: config.defaults.scrollback, argv: plan.argv }, session.listener)
+          : await TmuxBackend.launch({ ...this.tmuxTarget(name, plan.env), cols, rows, scrollback: config.defaults.scrollback, argv: plan.argv }, session.listener);
       session.bind(backend);
     } catch (err) {
       this.journal.markFailed(name, 'launch_failed');

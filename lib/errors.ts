@@ -81,12 +81,19 @@ export class PolicyError extends TmuxDriveError {}
 /** A caller passed something malformed: a bad key name, a bad size, an unknown option. */
 export class UsageError extends TmuxDriveError {}
 
-/** A tmux command did not answer before its deadline (a wedged or stopped server). */
+/**
+ * A tmux command did not answer before its deadline (a wedged or stopped server). The command was
+ * written and tmux still holds it: it may run when the server resumes, so what it does (text or
+ * keys reaching the program) may still happen: `delivery` is 'unknown'. Check the screen before
+ * sending again.
+ */
 export class TmuxTimeoutError extends TmuxDriveError {
+  readonly delivery = 'unknown' as const;
   constructor(command: string, timeoutMs: number) {
-    super('TMUX_TIMEOUT', `tmux did not answer "${command}" within ${timeoutMs} ms; the server may be wedged (check it with tmux-drive doctor)`, {
+    super('TMUX_TIMEOUT', `tmux did not answer "${command}" within ${timeoutMs} ms; the server may be wedged (check it with tmux-drive doctor). It may still act on it when it resumes: delivery is unknown, read the screen before sending again`, {
       command,
       timeoutMs,
+      delivery: 'unknown',
     });
   }
 }

@@ -10,7 +10,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { PolicyError, UsageError } from './errors.js';
 import type { AllowEntry, DriverConfig, Scope } from './policy/config-schema.js';
 import { buildChildEnv } from './policy/child-env.js';
-import { isWithin, sandboxArgv } from './policy/sandbox.js';
+import { isWithin, paneArgv, sandboxArgv } from './policy/sandbox.js';
 
 export interface CreateRequest {
   readonly allowId: string;
@@ -23,7 +23,7 @@ export interface CreateRequest {
 export interface LaunchPlan {
   readonly entry: AllowEntry;
   readonly binary: string;
-  /** The pane's argv: bwrap wrapping the program, or `env --` in front of it (always ≥ 2 words). */
+  /** The pane's argv: `env` (tmux's variables removed), then bwrap wrapping the program or, unsandboxed, the program in `cwd` (always ≥ 2 words). */
   readonly argv: string[];
   readonly env: Record<string, string>;
   readonly workspace: string;
@@ -135,11 +135,11 @@ export function planLaunch(ctx: PlanContext, req: CreateRequest): LaunchPlan {
   }
   const program = [binary, ...args];
   if (!sandboxed || !ctx.bwrapPath) {
-    return { entry, binary, argv: ['/usr/bin/env', '--', ...program], env, workspace, cwd, sandboxed: false };
+    return { entry, binary, argv: paneArgv(program, cwd), env, workspace, cwd, sandboxed: false };
   }
   // A session on the shared workspace sees the projects but cannot change them (nor plant links there).
   const readOnly = workspace === workspaceRoot && projects !== undefined ? [projects] : [];
-  const argv = sandboxArgv({ bwrapPath: ctx.bwrapPath, scope, dataDir, workspace, userHome, cwd, argv: program, readOnly });
+  const argv = paneArgv(sandboxArgv({ bwrapPath: ctx.bwrapPath, scope, dataDir, workspace, userHome, cwd, argv: program, readOnly }));
   return { entry, binary, argv, env, workspace, cwd, sandboxed: true };
 }
 

@@ -22,6 +22,7 @@ import { connect } from 'node:net';
 import { Driver } from '../lib/index.js';
 import { Journal } from '../journal/journal.js';
 import { findProcesses, processTree } from '../backends/tmux/process-tree.js';
+import { isStartServerArgv } from '../lib/control/tmux-commands.js';
 
 export interface TortureOptions {
   readonly iterations: number;
@@ -122,7 +123,7 @@ function processesMentioning(needle: string): number[] {
 
 /** The tmux server processes of a socket (`tmux … start-server`), and the bash processes under them. */
 function serverCensus(socket: string): { servers: number[]; bashes: number[] } {
-  const servers = findProcesses((cmdline) => cmdline.includes(socket) && cmdline.includes('start-server'));
+  const servers = findProcesses((cmdline) => isStartServerArgv(cmdline.split('\0'), socket));
   const bashes = servers.flatMap((s) => processTree(s).filter((p) => p.comm === 'bash').map((p) => p.pid));
   return { servers, bashes };
 }

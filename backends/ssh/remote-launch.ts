@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PolicyError, UsageError } from '../../lib/errors.js';
 import type { AllowEntry, DriverConfig } from '../../lib/policy/config-schema.js';
 import { buildChildEnv } from '../../lib/policy/child-env.js';
-import { sandboxArgv } from '../../lib/policy/sandbox.js';
+import { paneArgv, sandboxArgv } from '../../lib/policy/sandbox.js';
 import { findEntry, type CreateRequest, type LaunchPlan } from '../../lib/launch.js';
 import { remoteDataDir, type SshHost } from './ssh-host.js';
 
@@ -23,6 +23,8 @@ const PROBE = [
   'printf "bwrap=%s\\n" "$(command -v bwrap)"',
   'printf "tmux=%s\\n" "$(command -v tmux)"',
   'if [ "$2" = hash ] && [ -n "$b" ]; then printf "sha=%s\\n" "$(sha256sum -- "$b" | cut -d" " -f1)"; fi',
+  // The pane argv starts with `env -u … [-C dir]` (coreutils 8.28+): check that env can.
+  '/usr/bin/env -u TMUX -C / -- true 2>/dev/null && printf "envwrap=1\\n"',
   'mkdir -p -m 700 -- "$3" "$3/tmux" "$3/workspace" && cd "$3" && printf "data=%s\\n" "$(pwd -P)"',
   'true',
 ].join('\n');
@@ -61,8 +63,11 @@ export async function planRemoteLaunch(host: SshHost, config: DriverConfig, req:
   const wide = entry.scope.filesystem === 'home' || entry.scope.filesystem === 'full';
   const env = buildChildEnv({ home: wide && userHome ? userHome : workspace, entryEnv: entry.env, passEnv: entry.passEnv, callerEnv: req.env ?? {} });
   const program = [binary, ...args];
+  if (values.get('envwrap') !== '1') {
+    throw new PolicyError('SANDBOX_UNAVAILABLE', `host "${host.id}": /usr/bin/env there cannot remove variables and change directory (env -u … -C, coreutils 8.28 or later), which every pane's argv starts with; nothing was launched`, { allowId: entry.id, host: host.id });
+  }
   if (config.unsafeDisableSandbox) {
-    return { entry, binary, argv: ['/usr/bin/env', '--', ...program], env, workspace, cwd: workspace, sandboxed: false, remoteDataDir: data };
+    return { entry, binary, argv: paneArgv(program, workspace), env, workspace, cwd: workspace, sandboxed: false, remoteDataDir: data };
   }
   const bwrap = values.get('bwrap');
   const refuse = (why: string): never => {
@@ -74,6 +79,6 @@ export async function planRemoteLaunch(host: SshHost, config: DriverConfig, req:
   if (scope.filesystem === 'listed-paths' || scope.credentialPaths.length > 0) refuse('scopes with listed paths or credentialPaths are not supported for remote drives yet');
   if (scope.network !== 'none' && scope.network !== 'full') refuse(`network "${scope.network}" is not supported`);
   if (scope.filesystem === 'home' && (userHome === '' || userHome === '/')) refuse('filesystem "home" needs a home directory there');
-  const argv = sandboxArgv({ bwrapPath: bwrap!, scope: { ...scope, paths: [], credentialPaths: [] }, dataDir, workspace, userHome: userHome === '/' ? '' : userHome, cwd: workspace, argv: program });
+  const argv = paneArgv(sandboxArgv({ bwrapPath: bwrap!, scope: { ...scope, paths: [], credentialPaths: [] }, dataDir, workspace, userHome: userHome === '/' ? '' : userHome, cwd: workspace, argv: program }));
   return { entry, binary, argv, env, workspace, cwd: workspace, sandboxed: true, remoteDataDir: data };
 }

@@ -11,6 +11,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TmuxDriveError } from '../../lib/errors.js';
+import { listSessionsArgv } from '../../lib/control/tmux-commands.js';
 import { CURATED_PATH } from '../../lib/policy/child-env.js';
 import type { TmuxHost } from '../tmux/tmux-backend.js';
 import type { ProcStat } from '../tmux/process-tree.js';
@@ -220,7 +221,7 @@ export class SshHost implements TmuxHost {
   async probeSocket(socket: string): Promise<'alive' | 'gone' | 'unreachable'> {
     let r: RunResult;
     try {
-      r = await this.run(['sh', '-c', SCRIPT.answers, 'sh', 'env', '-i', `PATH=${CURATED_PATH}`, 'tmux', '-S', socket, 'list-sessions']);
+      r = await this.run(['sh', '-c', SCRIPT.answers, 'sh', 'env', '-i', `PATH=${CURATED_PATH}`, 'tmux', ...listSessionsArgv(socket)]);
     } catch {
       return 'unreachable';
     }

@@ -5,9 +5,10 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ControlParser, type ControlEvent } from '../../lib/control/parser.js';
-import { CommandQueue, type Reply } from '../../lib/control/command-queue.js';
+import { CommandQueue, type QueuedCommand, type Reply } from '../../lib/control/command-queue.js';
+import { controlAttachArgv } from '../../lib/control/tmux-commands.js';
 import type { Clock } from '../../lib/clock.js';
-import { ClosedError, TmuxDriveError } from '../../lib/errors.js';
+import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/errors.js';
 
 export interface ControlClientOptions {
   readonly tmuxPath: string;
@@ -25,8 +26,22 @@ export interface ControlClientOptions {
    * How to run `tmux <args>` (the command runner): absent, tmuxPath locally with `env`; a remote
    * drive passes the ssh-wrapped argv (backends/ssh).
    */
-  readonly command?: (args: readonly string[]) => { readonly file: string; readonly args: readonly string[]; readonly env: Readonly<Record<string, string>> };
+  readonly command?: (args: readonly string[]) => TmuxRun;
 }
+
+/** How to run one `tmux` process: the program, its argv, its whole environment and its cwd. */
+export interface TmuxRun {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+/**
+ * The cwd of every local tmux process. tmux takes a client's cwd as the default for new panes, and a
+ * server started by a client keeps it; `/` names nothing of the host's or a caller's.
+ */
+export const TMUX_CWD = '/';
 
 export class ControlClient {
   readonly pid: number;
@@ -38,25 +53,30 @@ export class ControlClient {
   private readonly closedPromise: Promise<void>;
 
   private constructor(private readonly opts: ControlClientOptions, ready: (err?: Error) => void) {
-    const args = ['-u', '-S', opts.socket, '-C', 'attach-session', '-t', opts.session];
-    const run = opts.command ? opts.command(args) : { file: opts.tmuxPath, args, env: opts.env };
+    const args = controlAttachArgv(opts.socket, opts.session);
+    const run: TmuxRun = opts.command ? opts.command(args) : { file: opts.tmuxPath, args, env: opts.env, cwd: TMUX_CWD };
     this.child = spawn(run.file, [...run.args], {
       env: { ...run.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(run.cwd === undefined ? {} : { cwd: run.cwd }),
     });
     this.pid = this.child.pid ?? -1;
     this.queue = new CommandQueue((data) => this.child.stdin.write(data), opts.clock, { defaultTimeoutMs: opts.timeoutMs });
     let attached = false;
-    this.parser = new ControlParser((event) => {
-      if (event.kind === 'reply') this.queue.onReply(event);
-      else if (event.kind === 'notification' && event.name === 'session-changed' && !attached) {
-        attached = true;
-        ready();
-      } else if (event.kind === 'notification' && event.name === 'exit') {
-        this.exitReason = event.reason;
-      }
-      opts.onEvent(event);
-    });
+    this.parser = new ControlParser(
+      (event) => {
+        if (event.kind === 'reply') this.queue.onReply(event);
+        else if (event.kind === 'notification' && event.name === 'session-changed' && !attached) {
+          attached = true;
+          ready();
+        } else if (event.kind === 'notification' && event.name === 'exit') {
+          this.exitReason = event.reason;
+        }
+        opts.onEvent(event);
+      },
+      // Reply blocks arrive in command order: the head of the queue says how the next one is framed.
+      { replyFraming: () => this.queue.framingOfNext() },
+    );
     this.child.stdout.on('data', (chunk: Buffer) => this.parser.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
     let stderr = '';
     this.child.stderr.on('data', (chunk: Buffer) => {
@@ -90,7 +110,7 @@ export class ControlClient {
         if (settled) return;
         settled = true;
         client?.terminate();
-        reject(new TmuxDriveError('TMUX_TIMEOUT', `tmux did not attach ${opts.session} within ${opts.timeoutMs} ms`, { socket: opts.socket }));
+        reject(new TmuxTimeoutError(`attach to ${opts.session}`, opts.timeoutMs));
       });
       client = new ControlClient(opts, (err) => {
         if (settled) return;
@@ -113,13 +133,13 @@ export class ControlClient {
     return this.closed;
   }
 
-  command(line: string, timeoutMs?: number): Promise<Reply> {
-    return this.queue.send(line, timeoutMs === undefined ? undefined : { timeoutMs });
+  command(command: string | QueuedCommand, timeoutMs?: number): Promise<Reply> {
+    return this.queue.send(command, timeoutMs === undefined ? undefined : { timeoutMs });
   }
 
   /** Lines written in one write: tmux runs them as one batch with no pane read in between. */
-  batch(lines: string[], timeoutMs?: number): Promise<Reply[]> {
-    return this.queue.sendBatch(lines, timeoutMs === undefined ? undefined : { timeoutMs });
+  batch(commands: readonly (string | QueuedCommand)[], timeoutMs?: number): Promise<Reply[]> {
+    return this.queue.sendBatch(commands, timeoutMs === undefined ? undefined : { timeoutMs });
   }
 
   /** Stops reading stdout (backpressure from the mirror); pause-after makes tmux pause the pane. */

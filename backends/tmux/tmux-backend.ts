@@ -12,12 +12,33 @@ import type { Clock } from '../../lib/clock.js';
 import type { BackendListener, DriveBackend, ExitInfo, SignalName, VisibleGrid } from '../../lib/backend.js';
 import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
 import type { Reply } from '../../lib/control/command-queue.js';
-import { encodeSendKeys, encodeSendText, quote } from '../../lib/control/encode.js';
-import { decodeOctal } from '../../lib/control/octal.js';
+import { isWindowId, type WindowId } from '../../lib/control/ids.js';
+import { paneSnapshot, visibleScreen, type SnapshotBatch } from '../../lib/control/pane-snapshot.js';
+import {
+  PANE_DIED_MARKER,
+  PASTE_BUFFER,
+  cancelPaneMode,
+  deleteBuffer,
+  displayMessage,
+  encodeSendKeys,
+  encodeSendText,
+  isStartServerArgv,
+  killServer,
+  killServerArgv,
+  listClients,
+  operatorAttachArgv,
+  pasteText,
+  refreshClientPauseAfter,
+  refreshClientSubscribe,
+  resizeWindow,
+  runShellTrue,
+  serverConfig,
+  startServerArgv,
+  type TmuxCommand,
+} from '../../lib/control/tmux-commands.js';
 import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/emulator/rebuild.js';
-import { ClosedError, TmuxDriveError } from '../../lib/errors.js';
-import { ControlClient } from './control-client.js';
-import { DIED_MARKER, serverConf } from './server-conf.js';
+import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/errors.js';
+import { ControlClient, TMUX_CWD, type TmuxRun } from './control-client.js';
 import { isAlive, findProcesses, processTree, signalAll, type ProcStat } from './process-tree.js';
 
 /** Unix socket paths are limited to 108 bytes including the NUL (sun_path). */
@@ -30,6 +51,15 @@ const PASTE_THRESHOLD_CHARS = 4096;
 const DEAD_SUBSCRIPTION = 'td-dead';
 /** Wrappers the launch may put between the pane and the program (not the program's own processes). */
 const WRAPPER_COMMS: ReadonlySet<string> = new Set(['bwrap']);
+/** Control-client incidents after which its stream is not trusted: the channel is replaced. */
+const UNTRUSTED_STREAM: ReadonlySet<string> = new Set(['framing-mismatch', 'orphan-end']);
+/** A paste's deadline grows with its size: tmux 3.3a lexed a 1 MB command line in ~0.5 s here. */
+const PASTE_MS_PER_KCHAR = 10;
+
+const INFO_FORMAT = ['pid', 'pane_id', 'pane_pid', 'pane_in_mode', 'window_id', 'client_name'].map((v) => `#{${v}}`).join('\t');
+const CLIENTS_FORMAT = '#{client_control_mode}\t#{client_pid}\t#{client_name}';
+const DEAD_FORMAT = '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}';
+const CURSOR_FORMAT = '#{cursor_x}\t#{cursor_y}';
 
 const SIGNALS: Record<SignalName, NodeJS.Signals> = { interrupt: 'SIGINT', terminate: 'SIGTERM', kill: 'SIGKILL', hangup: 'SIGHUP' };
 
@@ -55,7 +85,7 @@ export interface TmuxTarget {
 export interface TmuxHost {
   readonly remote: boolean;
   /** The command that runs `tmux <args>` there with exactly `env` as tmux's environment. */
-  tmuxCommand(args: readonly string[], env: Readonly<Record<string, string>>): { file: string; args: string[]; env: Record<string, string> };
+  tmuxCommand(args: readonly string[], env: Readonly<Record<string, string>>): TmuxRun;
   /** True when a tmux server answers on the socket (a refused or missing socket is not alive). */
   socketAnswers(socket: string, timeoutMs: number): Promise<boolean>;
   /** Creates the directory (0700) and its parents. */
@@ -76,7 +106,7 @@ export interface TmuxHost {
 export function localTmuxHost(tmuxPath: string): TmuxHost {
   return {
     remote: false,
-    tmuxCommand: (args, env) => ({ file: tmuxPath, args: [...args], env: { ...env } }),
+    tmuxCommand: (args, env) => ({ file: tmuxPath, args: [...args], env: { ...env }, cwd: TMUX_CWD }),
     socketAnswers: async (socket, timeoutMs) => existsSync(socket) && socketAnswers(socket, timeoutMs),
     prepareDir: async (dir) => void mkdirSync(dir, { recursive: true, mode: 0o700 }),
     writeFile: async (path, content) => writeFileSync(path, content, { mode: 0o600 }),
@@ -92,7 +122,7 @@ export interface TmuxLaunch extends TmuxTarget {
   readonly cols: number;
   readonly rows: number;
   readonly scrollback: number;
-  readonly cwd: string;
+  /** The pane's argv; it enters the working directory itself (tmux's `-c` is format-expanded). */
   readonly argv: readonly string[];
 }
 
@@ -118,11 +148,11 @@ function hostOf(target: TmuxTarget): TmuxHost {
 function runTmux(target: TmuxTarget, args: string[]): Promise<{ stdout: string; stderr: string }> {
   const run = hostOf(target).tmuxCommand(args, target.env);
   return new Promise((resolve, reject) => {
-    execFile(run.file, run.args, { env: run.env, timeout: target.timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+    execFile(run.file, [...run.args], { env: { ...run.env }, timeout: target.timeoutMs, killSignal: 'SIGKILL', ...(run.cwd === undefined ? {} : { cwd: run.cwd }) }, (err, stdout, stderr) => {
       if (!err) return resolve({ stdout, stderr });
       const e = err as NodeJS.ErrnoException & { killed?: boolean };
       if (e.code === 'ENOENT') reject(new TmuxDriveError('TMUX_NOT_FOUND', `tmux not found at ${target.tmuxPath}: install it (apt-get install tmux)`));
-      else if (e.killed) reject(new TmuxDriveError('TMUX_TIMEOUT', `tmux ${args.join(' ')} did not finish within ${target.timeoutMs} ms`, { args }));
+      else if (e.killed) reject(new TmuxTimeoutError(`tmux ${args.join(' ')}`, target.timeoutMs));
       else reject(new TmuxDriveError('TMUX_START_FAILED', `tmux failed: ${String(stderr).trim() || e.message}`, { args }));
     });
   });
@@ -149,10 +179,7 @@ export function socketAnswers(path: string, timeoutMs: number): Promise<boolean>
  * the generated config. Returns true when there was something to end.
  */
 export function endUnfinishedLaunch(socket: string, name: string): boolean {
-  const owners = findProcesses((cmdline) => {
-    const argv = cmdline.split('\0');
-    return argv.includes(socket) && argv.includes('start-server');
-  });
+  const owners = findProcesses((cmdline) => isStartServerArgv(cmdline.split('\0'), socket));
   const pids = owners.flatMap((pid) => processTree(pid).map((p) => p.pid));
   signalAll(pids, 'SIGKILL');
   rmSync(socket, { force: true });
@@ -161,21 +188,19 @@ export function endUnfinishedLaunch(socket: string, name: string): boolean {
   return pids.length > 0;
 }
 
-function replyText(reply: Reply): string {
-  return reply.text();
+/** How versions before the set-buffer paste named their paste files (`.td-<12 hex>`, typed text). */
+const LEGACY_PASTE_FILE = /^\.td-[0-9a-f]{12}$/;
+
+/**
+ * Removes the paste files an older version left when its host died mid-paste: they hold typed text
+ * unredacted. Pastes no longer touch the disk; this sweeps what an upgrade finds.
+ */
+export function removeLegacyPasteFiles(socketDir: string): void {
+  for (const name of readdirSync(socketDir)) if (LEGACY_PASTE_FILE.test(name)) rmSync(join(socketDir, name), { force: true });
 }
 
-function joinLines(lines: readonly Uint8Array[]): Uint8Array {
-  let size = Math.max(0, lines.length - 1);
-  for (const l of lines) size += l.length;
-  const out = new Uint8Array(size);
-  let at = 0;
-  lines.forEach((l, i) => {
-    if (i > 0) out[at++] = 0x0a;
-    out.set(l, at);
-    at += l.length;
-  });
-  return out;
+function replyText(reply: Reply): string {
+  return reply.text();
 }
 
 export class TmuxBackend implements DriveBackend {
@@ -197,6 +222,10 @@ export class TmuxBackend implements DriveBackend {
   private ending = false;
   /** True once a resync has completed: from then on every pane byte reaches the listener. */
   private followed = false;
+  /** Counts control clients: events and closes of a replaced one are ignored. */
+  private generation = 0;
+  /** The channel is being replaced after a framing anomaly. */
+  private replacing: Promise<void> | undefined;
 
   private readonly host: TmuxHost;
 
@@ -218,9 +247,9 @@ export class TmuxBackend implements DriveBackend {
     }
     await host.removeFile(backend.socket); // tmux 3.3a leaves its socket behind when it exits
     const conf = join(launch.socketDir, `.${launch.name}.${randomBytes(4).toString('hex')}.conf`);
-    await host.writeFile(conf, serverConf({ ...launch, session: launch.name }));
+    await host.writeFile(conf, serverConfig({ session: launch.name, cols: launch.cols, rows: launch.rows, scrollback: launch.scrollback, argv: launch.argv }));
     try {
-      await runTmux(launch, ['-u', '-S', backend.socket, '-f', conf, 'start-server']);
+      await runTmux(launch, startServerArgv(backend.socket, conf));
     } finally {
       await host.removeFile(conf).catch(() => undefined); // it names the program's arguments: keep nothing on disk
     }
@@ -242,6 +271,8 @@ export class TmuxBackend implements DriveBackend {
   /** `endStale`: end every other control client first (re-attach: they are a dead host's). */
   private async connect(endStale = false): Promise<void> {
     const host = this.host;
+    const generation = ++this.generation;
+    const current = (): boolean => generation === this.generation;
     const client = await ControlClient.attach({
       ...(host.remote ? { command: (args: readonly string[]) => host.tmuxCommand(args, this.target.env) } : {}),
       tmuxPath: this.target.tmuxPath,
@@ -250,23 +281,30 @@ export class TmuxBackend implements DriveBackend {
       clock: this.target.clock,
       env: this.target.env,
       timeoutMs: this.target.timeoutMs,
-      onEvent: (event) => this.onEvent(event),
-      onClosed: (reason) => this.onClosed(reason),
+      onEvent: (event) => {
+        if (current()) this.onEvent(event);
+      },
+      onClosed: (reason) => {
+        if (current()) this.onClosed(reason);
+      },
     });
     this.client = client;
     try {
-      await client.command(`refresh-client -f pause-after=${PAUSE_AFTER_SECONDS}`);
-      const info = replyText(await client.command(`display-message -p -t ${quote(this.target.name)} '#{pid}\t#{pane_id}\t#{pane_pid}\t#{pane_in_mode}\t#{window_id}\t#{client_name}'`)).split('\t');
+      await client.command(refreshClientPauseAfter(PAUSE_AFTER_SECONDS));
+      const info = replyText(await client.command(displayMessage(this.target.name, INFO_FORMAT))).split('\t');
       this.serverPid = Number(info[0]);
       this.pane = (info[1] ?? '%0') as PaneId;
       this.pid = Number(info[2]) || undefined;
+      const windowId: WindowId = info[4] !== undefined && isWindowId(info[4]) ? info[4] : '@0';
       // The pane-died hook's line reaches control clients only sometimes in tmux 3.3a (16 of 20
       // runs here) and a pane subscription never reported; a window subscription on pane_dead did,
       // 10 of 10. tmux checks subscriptions once a second, so an exit is seen within ~1 s at worst.
-      await client.command(`refresh-client -B ${quote(`${DEAD_SUBSCRIPTION}:${info[4] ?? '@0'}:#{pane_dead}`)}`);
-      const clients = replyText(await client.command(`list-clients -F '#{client_control_mode} #{client_pid} #{client_name}'`)).split('\n');
+      await client.command(refreshClientSubscribe(DEAD_SUBSCRIPTION, windowId, '#{pane_dead}'));
+      // A paste cut short by a host that died holds typed text in tmux's memory: never left there.
+      await client.command(deleteBuffer(PASTE_BUFFER));
+      const clients = replyText(await client.command(listClients(CLIENTS_FORMAT))).split('\n');
       const stale: number[] = [];
-      for (const [control, pid, name] of clients.map((line) => line.split(' '))) {
+      for (const [control, pid, name] of clients.map((line) => line.split('\t'))) {
         if (control === '0' && name) this.operatorClients.add(name);
         // A dead host's `tmux -C` stays attached in 3.3a and freezes the pane (reference §7); it
         // is ended by pid, the only way that works (detach-client does not).
@@ -281,7 +319,7 @@ export class TmuxBackend implements DriveBackend {
       if (info[3] === '1') {
         // tmux 3.3a puts the pane into view-mode on a config error (no %config-error until 3.4).
         this.listener.incident('pane_in_mode_at_attach', { pane: this.pane });
-        await client.command(`send-keys -X -t ${this.pane} cancel`);
+        await client.command(cancelPaneMode(this.pane));
       }
       await this.resync('attach');
     } catch (err) {
@@ -328,7 +366,7 @@ export class TmuxBackend implements DriveBackend {
         return;
       case 'stray': {
         const text = new TextDecoder().decode(event.line);
-        if (text.startsWith(`${DIED_MARKER} ${this.pane}`)) void this.readExit();
+        if (text.startsWith(`${PANE_DIED_MARKER} ${this.pane}`)) void this.readExit();
         else this.listener.incident('stray_line', { length: event.line.length });
         return;
       }
@@ -337,6 +375,7 @@ export class TmuxBackend implements DriveBackend {
         return;
       case 'incident':
         this.listener.incident(`control_${event.code}`, { length: event.line.length });
+        if (UNTRUSTED_STREAM.has(event.code)) void this.replaceChannel(event.code);
         return;
       default:
         return;
@@ -354,9 +393,35 @@ export class TmuxBackend implements DriveBackend {
     });
   }
 
+  /**
+   * A framing anomaly: the control stream can no longer be told apart from pane text, so nothing
+   * more is read from it. A new control client starts a clean stream; its attach resync rebuilds
+   * the mirror from tmux's grid (commands in flight on the old one fail with CONTROL_CLOSED).
+   */
+  private replaceChannel(code: string): Promise<void> {
+    if (this.ending) return Promise.resolve();
+    this.replacing ??= (async () => {
+      this.listener.incident('control_replaced', { after: code });
+      const old = this.client;
+      this.client = undefined;
+      this.generation += 1; // the old client's close is not a loss
+      old?.terminate();
+      this.paused = false;
+      this.followed = false; // the new stream does not continue the old one
+      try {
+        await this.connect();
+      } catch (err) {
+        if (!this.ending) this.listener.lost(`control client ended: replacing it after ${code} failed: ${String(err)}`);
+      }
+    })().finally(() => {
+      this.replacing = undefined;
+    });
+    return this.replacing;
+  }
+
   private async refreshMode(): Promise<void> {
     try {
-      this.inMode = replyText(await this.live.command(`display-message -p -t ${this.pane} '#{pane_in_mode}'`)) === '1';
+      this.inMode = replyText(await this.live.command(displayMessage(this.pane, '#{pane_in_mode}'))) === '1';
     } catch {
       /* the session is ending */
     }
@@ -365,12 +430,14 @@ export class TmuxBackend implements DriveBackend {
   private async readExit(): Promise<void> {
     if (this.exited) return;
     try {
-      const query = `display-message -p -t ${this.pane} '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}'`;
+      const query = displayMessage(this.pane, DEAD_FORMAT);
       let [dead, status, signal] = replyText(await this.live.command(query)).split('\t');
       if (dead !== '1' || this.exited) return;
       this.exited = true;
       // pane_dead is the pty's EOF; the status comes with SIGCHLD, which tmux 3.3a may handle a
-      // moment later (seen here under load: dead with neither status nor signal). Ask again, briefly.
+      // moment later, or miss (seen here under load: the pane's process a zombie of the server,
+      // never reaped): a job's exit makes tmux reap every exited child. Ask again, briefly.
+      if (!status && !signal) await this.live.command(runShellTrue(this.pane)).catch(() => undefined);
       for (let delay = 5; !status && !signal && delay <= 320; delay *= 2) {
         await new Promise<void>((resolve) => this.target.clock.after(delay, resolve));
         [, status, signal] = replyText(await this.live.command(query)).split('\t');
@@ -387,50 +454,45 @@ export class TmuxBackend implements DriveBackend {
   }
 
   async capture(): Promise<PaneCapture> {
-    const replies = await this.live.batch(this.captureCommands(false));
-    return this.toCapture(replies);
+    const batch = this.snapshotBatch([], false);
+    return this.toCapture(batch, await this.live.batch(batch.commands));
   }
 
-  private captureCommands(withContinue: boolean): string[] {
-    const t = this.pane;
-    const lines = [
-      `display-message -p -t ${t} ${quote(PANE_STATE_FORMAT)}`,
-      `capture-pane -p -e -J -N -S - -E - -t ${t}`,
-      `capture-pane -p -e -J -N -a -q -t ${t}`,
-      `capture-pane -p -P -C -t ${t}`,
-    ];
-    // In pause mode the continue must share the batch so the capture and the restart offset match.
-    if (withContinue) lines.push(`refresh-client -A ${quote(`${t}:continue`)}`);
-    return lines;
+  private snapshotBatch(prefix: readonly TmuxCommand[], withContinue: boolean) {
+    return paneSnapshot(this.pane, PANE_STATE_FORMAT, { prefix, withContinue });
   }
 
-  private toCapture(replies: readonly Reply[]): PaneCapture {
-    const [stateReply, mainReply, altReply, pendingReply] = replies;
-    if (!stateReply || !mainReply || !altReply || !pendingReply) throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete capture batch');
-    const state = parsePaneState(replyText(stateReply));
-    const alt = joinLines(altReply.lines);
+  private toCapture(batch: ReturnType<TmuxBackend['snapshotBatch']>, replies: readonly Reply[]): PaneCapture {
+    let parts;
+    try {
+      parts = batch.read(replies);
+    } catch (err) {
+      throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete capture batch', {}, { cause: err });
+    }
+    const state = parsePaneState(parts.state);
+    const alt = parts.alternateSaved;
     return {
       cols: state.paneWidth,
       rows: state.paneHeight,
-      main: joinLines(mainReply.lines),
+      main: parts.main,
       alternateSaved: state.alternateOn && alt.length > 0 ? alt : undefined,
-      pending: decodeOctal(joinLines(pendingReply.lines)),
+      pending: parts.pending,
       state,
     };
   }
 
   /**
-   * Runs a capture batch whose `captureAt`-th command (1-based) is the capture, steering pane output
-   * around it; `use` runs with the replies while later output is still held, then it is released.
+   * Runs a snapshot batch, steering pane output around its capture (`batch.captureAt`); `use` runs
+   * with the replies while later output is still held, then it is released.
    */
-  private async bracketed<T>(lines: string[], captureAt: number, before: 'drop' | 'pass', use: (replies: Reply[]) => T | Promise<T>): Promise<T> {
+  private async bracketed<B, T>(batch: SnapshotBatch<B>, before: 'drop' | 'pass', use: (replies: Reply[]) => T | Promise<T>): Promise<T> {
     const client = this.live;
     if (this.phase.kind !== 'live') throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'a capture is already in flight', { name: this.target.name });
     // Replies to commands already in flight (timed-out ones included) come first.
-    this.phase = { kind: 'until-reply', reply: this.repliesSeen + client.outstanding + captureAt, before };
+    this.phase = { kind: 'until-reply', reply: this.repliesSeen + client.outstanding + batch.captureAt, before };
     let replies: Reply[];
     try {
-      replies = await client.batch(lines);
+      replies = await client.batch(batch.commands);
     } catch (err) {
       this.release();
       throw err;
@@ -461,7 +523,7 @@ export class TmuxBackend implements DriveBackend {
    * SGR pen, charsets and saved cursor the program continues from, which tmux 3.3a cannot report
    * (`PaneCapture.continuous`). After a %pause tmux has discarded output, so nothing carries.
    */
-  private resyncAfter(prefix: readonly string[], reason: string): Promise<void> {
+  private resyncAfter(prefix: readonly TmuxCommand[], reason: string): Promise<void> {
     return this.serial(() => this.resyncNow(prefix, reason));
   }
 
@@ -472,15 +534,15 @@ export class TmuxBackend implements DriveBackend {
     return next;
   }
 
-  private async resyncNow(prefix: readonly string[], reason: string): Promise<void> {
+  private async resyncNow(prefix: readonly TmuxCommand[], reason: string): Promise<void> {
     const withContinue = this.paused;
     this.paused = false;
     const continuous = this.followed && !withContinue;
-    const lines = [...prefix, ...this.captureCommands(withContinue)];
+    const batch = this.snapshotBatch(prefix, withContinue);
     let capture: PaneCapture;
     try {
-      capture = await this.bracketed(lines, prefix.length + 2, continuous ? 'pass' : 'drop', (replies) => {
-        const c: PaneCapture = { ...this.toCapture(replies.slice(prefix.length)), continuous };
+      capture = await this.bracketed(batch, continuous ? 'pass' : 'drop', (replies) => {
+        const c: PaneCapture = { ...this.toCapture(batch, replies), continuous };
         this.listener.resync(c, reason);
         return c;
       });
@@ -493,19 +555,25 @@ export class TmuxBackend implements DriveBackend {
   }
 
   compareGrid<T>(compare: (grid: VisibleGrid) => T | Promise<T>): Promise<T> {
-    const lines = [`capture-pane -p -e -N -t ${this.pane}`, `display-message -p -t ${this.pane} '#{cursor_x}\t#{cursor_y}'`];
     // Output after the grid's reply is held until the comparison is done: both sides show one moment.
-    return this.serial(() => this.bracketed(lines, 2, 'pass', (replies) => {
-      const [grid, cursor] = replies;
-      if (!grid || !cursor) throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete grid batch');
-      const [x, y] = replyText(cursor).split('\t').map(Number);
-      return compare({ capture: joinLines(grid.lines), cursor: { x: x ?? 0, y: y ?? 0 } });
-    }));
+    return this.serial(() => {
+      const batch = visibleScreen(this.pane, CURSOR_FORMAT);
+      return this.bracketed(batch, 'pass', (replies) => {
+        let parts;
+        try {
+          parts = batch.read(replies);
+        } catch (err) {
+          throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete grid batch', {}, { cause: err });
+        }
+        const [x, y] = parts.cursor.split('\t').map(Number);
+        return compare({ capture: parts.capture, cursor: { x: x ?? 0, y: y ?? 0 } });
+      });
+    });
   }
 
   private async leaveMode(): Promise<void> {
     if (this.inMode) {
-      await this.live.command(`send-keys -X -t ${this.pane} cancel`);
+      await this.live.command(cancelPaneMode(this.pane));
       this.inMode = false;
     }
   }
@@ -517,17 +585,13 @@ export class TmuxBackend implements DriveBackend {
     if (lines.length > 0) await this.live.batch(lines);
   }
 
-  /** Large or multi-line text: load-buffer from a private file, then a bracketed-when-asked paste. */
+  /**
+   * Large or multi-line text: set-buffer in chunks, then a bracketed-when-asked paste, in one batch.
+   * Nothing touches the disk: a host killed mid-paste leaves typed text nowhere but in tmux's
+   * memory, and the next attach deletes that buffer.
+   */
   private async paste(text: string): Promise<void> {
-    const buffer = `td-${randomBytes(6).toString('hex')}`;
-    const file = join(this.target.socketDir, `.${buffer}`);
-    await this.host.writeFile(file, text);
-    try {
-      await this.live.command(`load-buffer -b ${buffer} ${quote(file)}`);
-    } finally {
-      await this.host.removeFile(file).catch(() => undefined);
-    }
-    await this.live.command(`paste-buffer -d -p -r -b ${buffer} -t ${this.pane}`);
+    await this.live.batch(pasteText(this.pane, text), this.target.timeoutMs + Math.ceil(text.length / 1000) * PASTE_MS_PER_KCHAR);
   }
 
   async sendKeys(keys: readonly string[]): Promise<void> {
@@ -543,7 +607,7 @@ export class TmuxBackend implements DriveBackend {
    * program's whole redraw arrives after it, to be replayed onto the rebuilt mirror.
    */
   async resize(cols: number, rows: number): Promise<void> {
-    await this.resyncAfter([`resize-window -t ${quote(this.target.name)} -x ${cols} -y ${rows}`], 'resize');
+    await this.resyncAfter([resizeWindow(this.target.name, cols, rows)], 'resize');
   }
 
   /** Signals go to the pane's foreground process group, as a keyboard would, never to wrappers. */
@@ -572,19 +636,21 @@ export class TmuxBackend implements DriveBackend {
 
   async detach(): Promise<void> {
     this.ending = true;
+    await this.replacing;
     await this.client?.detach();
   }
 
   async kill(): Promise<void> {
     this.ending = true;
+    await this.replacing;
     const tree = this.pid === undefined ? [] : (await this.host.processTree(this.pid)).map((p) => p.pid);
     const client = this.client;
     if (client && !client.isClosed) {
-      await client.command('kill-server', this.target.timeoutMs).catch(() => undefined);
+      await client.command(killServer(), this.target.timeoutMs).catch(() => undefined);
       await Promise.race([client.whenClosed(), this.sleep(this.target.timeoutMs)]);
       client.terminate();
     } else if (this.host.remote || existsSync(this.socket)) {
-      await runTmux(this.target, ['-S', this.socket, 'kill-server']).catch(() => undefined);
+      await runTmux(this.target, killServerArgv(this.socket)).catch(() => undefined);
     }
     const serverGone = await this.waitGone([this.serverPid].filter((p) => p > 0), 'SIGKILL');
     // Programs that daemonize leave children behind a dead server: end the whole recorded tree.
@@ -622,6 +688,6 @@ export class TmuxBackend implements DriveBackend {
   }
 
   attachCommand(readOnly: boolean): string[] {
-    return this.host.attachCommand(['-S', this.socket, 'attach-session', ...(readOnly ? ['-r'] : []), '-t', this.target.name]);
+    return this.host.attachCommand(operatorAttachArgv(this.socket, this.target.name, readOnly));
   }
 }

@@ -8,20 +8,43 @@
  * the wrong command. The FIFO assumes one block per line, so each line must hold ONE command
  * (`a ; b` yields two blocks, or one on a parse error; a line that parses to nothing, such as a
  * comment, yields none).
+ *
+ * The queue also knows how each reply is framed: a command whose reply carries pane text names a
+ * `ReplyFraming`, worked out from the replies of the earlier commands of its batch when its
+ * `%begin` arrives (`framingOfNext`, called by the parser, synchronously, in stream order).
  */
 import type { Clock, TimerHandle } from '../clock.js';
 import { ClosedError, TmuxCommandError, TmuxTimeoutError, UsageError } from '../errors.js';
-import type { ReplyEvent } from './parser.js';
+import { GUARD_FRAMING, type BlockFraming, type ReplyEvent } from './parser.js';
 import { decodeUtf8 } from './utf8.js';
 
 /** iTerm2 calls tmux unresponsive after 5 s; commands here are short, so a 5 s deadline is generous. */
 export const DEFAULT_TIMEOUT_MS = 5000;
 
 export interface Reply {
+  /** false only for a `mayFail` command that tmux answered with %error. */
+  readonly ok: boolean;
   /** Raw reply lines, unescaped as tmux wrote them. */
   readonly lines: Uint8Array[];
   /** The lines decoded as UTF-8 (lossy) and joined with LF. */
   text(): string;
+}
+
+/** A reply as the framing of a later command of the same batch sees it. */
+export interface EarlierReply {
+  readonly ok: boolean;
+  readonly lines: readonly Uint8Array[];
+}
+
+/** How to frame a command's reply, from the replies of the commands before it in its batch. */
+export type ReplyFraming = (earlier: readonly EarlierReply[]) => BlockFraming;
+
+/** A command line with what the queue needs to know about its reply. */
+export interface QueuedCommand {
+  readonly line: string;
+  readonly framing?: ReplyFraming;
+  /** An %error reply resolves (ok: false) instead of rejecting. */
+  readonly mayFail?: boolean;
 }
 
 export interface CommandQueueOptions {
@@ -40,14 +63,26 @@ interface Slot {
   timer: TimerHandle | undefined;
   /** Timed out: the caller has its error, the reply is still owed and will be discarded. */
   abandoned: boolean;
+  readonly framing: ReplyFraming | undefined;
+  readonly mayFail: boolean;
+  /** The replies of this slot's batch, filled in as they arrive; this slot's is at `index`. */
+  readonly batch: EarlierReply[];
+  readonly index: number;
 }
 
 function textOf(lines: readonly Uint8Array[]): string {
   return lines.map(decodeUtf8).join('\n');
 }
 
-function makeReply(lines: Uint8Array[]): Reply {
-  return { lines, text: () => textOf(lines) };
+function makeReply(ok: boolean, lines: Uint8Array[]): Reply {
+  return { ok, lines, text: () => textOf(lines) };
+}
+
+/** For a framing that throws: one line at most, so anything longer is a mismatch, never trusted. */
+const STRICTEST: BlockFraming = Object.freeze({ kind: 'lines', count: 1 });
+
+function asQueued(command: string | QueuedCommand): QueuedCommand {
+  return typeof command === 'string' ? { line: command } : command;
 }
 
 export class CommandQueue {
@@ -69,7 +104,7 @@ export class CommandQueue {
     return this.#slots.length;
   }
 
-  send(command: string, options?: SendOptions): Promise<Reply> {
+  send(command: string | QueuedCommand, options?: SendOptions): Promise<Reply> {
     return this.#enqueue([command], options)[0] as Promise<Reply>;
   }
 
@@ -78,8 +113,22 @@ export class CommandQueue {
    * after another with no pane output handled in between (what a consistent snapshot needs).
    * Resolves when every reply is in; rejects with the first failure (the others still settle).
    */
-  sendBatch(commands: readonly string[], options?: SendOptions): Promise<Reply[]> {
+  sendBatch(commands: readonly (string | QueuedCommand)[], options?: SendOptions): Promise<Reply[]> {
     return Promise.all(this.#enqueue(commands, options));
+  }
+
+  /**
+   * The framing of the next reply block (its `%begin` was just read). Guard framing when the
+   * command has none (tmux's own text) or when no command waits.
+   */
+  framingOfNext(): BlockFraming {
+    const slot = this.#slots[0];
+    if (!slot?.framing) return GUARD_FRAMING;
+    try {
+      return slot.framing(slot.batch.slice(0, slot.index));
+    } catch {
+      return STRICTEST;
+    }
   }
 
   /** Feed every `reply` event of the parser here, in order. */
@@ -87,9 +136,10 @@ export class CommandQueue {
     const slot = this.#slots.shift();
     // A reply with no command waiting: the owner sent a line that produced an extra block. Nothing to match.
     if (!slot) return;
+    slot.batch[slot.index] = { ok: event.ok, lines: event.lines };
     slot.timer?.cancel();
     if (slot.abandoned) return;
-    if (event.ok) slot.resolve(makeReply(event.lines));
+    if (event.ok || slot.mayFail) slot.resolve(makeReply(event.ok, event.lines));
     else slot.reject(new TmuxCommandError(slot.label, textOf(event.lines)));
   }
 
@@ -103,16 +153,18 @@ export class CommandQueue {
     }
   }
 
-  #enqueue(commands: readonly string[], options: SendOptions | undefined): Promise<Reply>[] {
-    const problem = this.#closedBy ? this.#closedError() : commands.map(checkCommand).find((e) => e !== undefined);
+  #enqueue(given: readonly (string | QueuedCommand)[], options: SendOptions | undefined): Promise<Reply>[] {
+    const commands = given.map(asQueued);
+    const problem = this.#closedBy ? this.#closedError() : commands.map((c) => checkCommand(c.line)).find((e) => e !== undefined);
     if (problem) return commands.map(() => Promise.reject(problem));
     if (commands.length === 0) return [];
     const timeoutMs = options?.timeoutMs ?? this.#defaultTimeoutMs;
     const added: Slot[] = [];
+    const batch: EarlierReply[] = [];
     const promises = commands.map(
-      (command) =>
+      (command, index) =>
         new Promise<Reply>((resolve, reject) => {
-          const slot: Slot = { label: labelOf(command), resolve, reject, timer: undefined, abandoned: false };
+          const slot: Slot = { label: labelOf(command.line), resolve, reject, timer: undefined, abandoned: false, framing: command.framing, mayFail: command.mayFail === true, batch, index };
           slot.timer = this.#clock.after(timeoutMs, () => {
             slot.abandoned = true;
             slot.timer = undefined;
@@ -124,7 +176,7 @@ export class CommandQueue {
     // Slots go in before the write: a synchronous writer (a test fake) may answer at once.
     this.#slots.push(...added);
     try {
-      this.#write(commands.map((c) => `${c}\n`).join(''));
+      this.#write(commands.map((c) => `${c.line}\n`).join(''));
     } catch (error) {
       for (const slot of added) {
         const at = this.#slots.indexOf(slot);

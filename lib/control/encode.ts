@@ -1,116 +1,70 @@
 /**
- * Command-line encoding for tmux 3.3a's control-mode lexer (cmd-parse.y). Rules chosen:
- * - Every argument is single-quoted: inside single quotes nothing is special (no `#` comments,
+ * Word encoding for tmux 3.3a (cmd-parse.y) and the key-name table; the commands themselves are
+ * built in tmux-commands.ts, the only module that writes tmux command text. Rules chosen:
+ * - A free-text word is single-quoted: inside single quotes nothing is special (no `#` comments,
  *   `;` separators, `$VAR`/`~` expansion, `\` escapes or `%directives`), and `'` is written `'\''`.
- * - LF and NUL cannot be quoted (LF ends the command line; NUL ends tmux's C string), so quote()
- *   rejects them and encodeSendText() sends every C0 control byte and DEL as `send-keys -H`.
+ *   Each C0 byte and DEL becomes an adjacent double-quoted octal escape (`'a'"\012"'b'`), which the
+ *   lexer joins into the same word: LF cannot stand raw (it ends the command line).
+ * - NUL cannot be carried at all (tmux's words are C strings: `"\000"` cuts the word there), so
+ *   quote() refuses it; text with NUL bytes reaches a pane through `send-keys -H`.
  * - A leading `-` is read as a flag even when quoted, so free text always follows `--`.
- * - Each command stays far below the ~10,000-token yacc stack limit ("yacc stack overflow") and
- *   iTerm2's ~1000-character habit: ~1000 characters or hex arguments per command.
- * See docs/protocol.md for the measurements behind the key table.
+ * - Quoting is not escaping for formats: a position tmux format-expands (`#{…}`, `#(…)`) never gets
+ *   caller text (see tmux-commands.ts).
+ * See docs/protocol.md for the measurements behind these rules and the key table.
  */
 import { UsageError } from '../errors.js';
-import { isPaneId, type PaneId } from './ids.js';
 
 /** Characters per `send-keys -l` command; tmux 3.3a accepted 1 MB lines, 1000 keeps each fast. */
 export const MAX_TEXT_CHUNK_CHARS = 1000;
 /** Hex arguments per `send-keys -H`: 5,000 took 0.68 s against 16 ms for 1,000 (superlinear parse). */
 export const MAX_HEX_ARGS = 1000;
 
-function badArgument(message: string, context: Record<string, unknown>): UsageError {
-  return new UsageError('BAD_ARGUMENT', message, context);
+const CONTROL_RUN = /([\x00-\x1f\x7f])/;
+
+function nulIn(word: string, what: string): UsageError | undefined {
+  const at = word.indexOf('\0');
+  // The text itself stays out of the error: it may be a password being typed.
+  return at < 0 ? undefined : new UsageError('BAD_ARGUMENT', `${what} cannot contain a NUL byte (tmux's words are C strings); such bytes reach a pane as hex keys`, { index: at, length: word.length });
 }
-
-/** One tmux argument, single-quoted. Throws UsageError BAD_ARGUMENT for LF or NUL. */
-export function quote(arg: string): string {
-  const lf = arg.indexOf('\n');
-  const nul = arg.indexOf('\0');
-  if (lf >= 0 || nul >= 0) {
-    // The text itself stays out of the error: it may be a password being typed.
-    throw badArgument(`a tmux argument cannot contain ${lf >= 0 ? 'a line feed' : 'a NUL byte'}; send such bytes with send-keys -H`, {
-      index: lf >= 0 ? lf : nul,
-      length: arg.length,
-    });
-  }
-  return `'${arg.replaceAll("'", "'\\''")}'`;
-}
-
-function checkTarget(target: string): void {
-  if (!isPaneId(target)) throw badArgument(`"${target}" is not a pane id (expected %N)`, { target });
-}
-
-const COMMAND_NAME = /^[a-z][a-z-]*$/;
-
-/** `name 'arg1' 'arg2' …`: every argument quoted. Flags therefore need their own unquoted-safe form. */
-export function encodeCommand(name: string, ...args: string[]): string {
-  if (!COMMAND_NAME.test(name)) throw badArgument(`"${name}" is not a tmux command name`, { name });
-  return [name, ...args.map(quote)].join(' ');
-}
-
-/** `display-message -p -t <target> -- '<format>'`: prints the expanded format as the reply. */
-export function encodeDisplayMessage(target: PaneId, format: string): string {
-  checkTarget(target);
-  return `display-message -p -t ${target} -- ${quote(format)}`;
-}
-
-function hex(b: number): string {
-  return b.toString(16).padStart(2, '0');
-}
-
-/** `send-keys -H` commands writing exactly `bytes` to the pane (NUL and 0xFF included). */
-export function encodeSendHex(target: PaneId, bytes: Uint8Array): string[] {
-  checkTarget(target);
-  const lines: string[] = [];
-  for (let at = 0; at < bytes.length; at += MAX_HEX_ARGS) {
-    lines.push(`send-keys -t ${target} -H ${Array.from(bytes.subarray(at, at + MAX_HEX_ARGS), hex).join(' ')}`);
-  }
-  return lines;
-}
-
-function isControl(code: number): boolean {
-  return code < 0x20 || code === 0x7f;
-}
-
-const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
-const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
 /**
- * Commands that together deliver the UTF-8 bytes of `text`, byte-exact: printable runs as
- * `send-keys -l -- '…'`, C0 bytes and DEL as `send-keys -H` (TAB, ESC and CR too: as literal keys
- * their translation depends on the pane's modes and tmux version, as hex they are bytes).
- * A lone surrogate is sent as U+FFFD, which is what a UTF-8 encoder makes of it.
+ * One free-text word of a tmux command line: single-quoted runs with each control byte as an
+ * adjacent `"\ooo"`. Throws UsageError BAD_ARGUMENT for NUL.
  */
-export function encodeSendText(target: PaneId, text: string, options: { maxChunkChars?: number } = {}): string[] {
-  checkTarget(target);
-  const maxChunk = Math.max(2, Math.floor(options.maxChunkChars ?? MAX_TEXT_CHUNK_CHARS));
-  const lines: string[] = [];
-  let run = '';
-  const controls: number[] = [];
-  const flushRun = (): void => {
-    if (run !== '') lines.push(`send-keys -t ${target} -l -- ${quote(run)}`);
-    run = '';
-  };
-  const flushControls = (): void => {
-    if (controls.length > 0) lines.push(...encodeSendHex(target, Uint8Array.from(controls)));
-    controls.length = 0;
-  };
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (isControl(unit)) {
-      flushRun();
-      controls.push(unit);
-      continue;
-    }
-    flushControls();
-    const pair = isHighSurrogate(unit) && isLowSurrogate(text.charCodeAt(i + 1));
-    const char = pair ? text.slice(i, i + 2) : isHighSurrogate(unit) || isLowSurrogate(unit) ? '\ufffd' : (text[i] as string);
-    if (pair) i++;
-    if (run.length + char.length > maxChunk) flushRun();
-    run += char;
-  }
-  flushRun();
-  flushControls();
-  return lines;
+export function quote(word: string): string {
+  const nul = nulIn(word, 'a tmux argument');
+  if (nul) throw nul;
+  if (word.length === 0) return "''";
+  return word
+    .split(CONTROL_RUN)
+    .filter((part) => part.length > 0)
+    .map((part) => (part.length === 1 && CONTROL_RUN.test(part) ? `"\\${part.charCodeAt(0).toString(8).padStart(3, '0')}"` : `'${part.replaceAll("'", "'\\''")}'`))
+    .join('');
+}
+
+/**
+ * One word of a `tmux …` argv (the command-line form, no lexer). tmux splits the command line at a
+ * word ending in `;` (cmd_parse_from_arguments) and turns a final `\;` back into `;`, so a final
+ * `;` is written `\;`. NUL cannot cross exec.
+ */
+export function argvWord(word: string): string {
+  const nul = nulIn(word, 'a tmux argv word');
+  if (nul) throw nul;
+  return word.endsWith(';') ? `${word.slice(0, -1)}\\;` : word;
+}
+
+/**
+ * The value of a tmux option on its command line (`-S <socket>`, `-f <file>`): read by getopt
+ * before any command, so a final `;` is just a character. NUL cannot cross exec.
+ */
+export function argvOption(word: string): string {
+  const nul = nulIn(word, 'a tmux option value');
+  if (nul) throw nul;
+  return word;
+}
+
+export function isControl(code: number): boolean {
+  return code < 0x20 || code === 0x7f;
 }
 
 /**
@@ -193,14 +147,4 @@ export function normalizeKey(key: string): string {
     throw unknownKey(key, `tmux 3.3a sends nothing or literal text for ${refused.map((m) => MODIFIER_NAMES[m]).join('')}${base}; ${base} takes only ${[...allowed].map((m) => MODIFIER_NAMES[m]).join(', ')}`);
   }
   return [...'CMS'].filter((m) => modifiers.has(m)).map((m) => MODIFIER_NAMES[m]).join('') + base;
-}
-
-/** `send-keys -t %N -- 'Enter' 'C-c' …`; every name is checked first (tmux would type unknown names). */
-export function encodeSendKeys(target: PaneId, keys: readonly string[]): string {
-  checkTarget(target);
-  if (keys.length === 0) throw badArgument('send-keys needs at least one key', {});
-  if (keys.length > MAX_HEX_ARGS) {
-    throw new UsageError('COMMAND_TOO_LARGE', `at most ${MAX_HEX_ARGS} keys per call (tmux's parser overflows near 10,000 tokens)`, { keys: keys.length });
-  }
-  return `send-keys -t ${target} -- ${keys.map((k) => quote(normalizeKey(k))).join(' ')}`;
 }

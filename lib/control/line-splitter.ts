@@ -16,7 +16,7 @@ export interface LineSplitterOptions {
 }
 
 export class LineSplitter {
-  readonly #onLine: (line: Uint8Array) => void;
+  readonly #onLine: (line: Uint8Array, strippedCr: boolean) => void;
   readonly #maxLineBytes: number;
   readonly #onOverflow: ((head: Uint8Array, droppedBytes: number) => void) | undefined;
   #pieces: Uint8Array[] = [];
@@ -26,10 +26,11 @@ export class LineSplitter {
   #head: Uint8Array = new Uint8Array(0);
 
   /**
-   * `onLine` gets the line without its LF (and without a CR right before it). The array may be a
-   * view into the pushed chunk: copy it if you keep it after the callback returns.
+   * `onLine` gets the line without its LF (and without a CR right before it, `strippedCr` then
+   * true). The array may be a view into the pushed chunk: copy it if you keep it after the callback
+   * returns.
    */
-  constructor(onLine: (line: Uint8Array) => void, options: LineSplitterOptions = {}) {
+  constructor(onLine: (line: Uint8Array, strippedCr: boolean) => void, options: LineSplitterOptions = {}) {
     this.#onLine = onLine;
     this.#maxLineBytes = options.maxLineBytes ?? Number.POSITIVE_INFINITY;
     this.#onOverflow = options.onOverflow;
@@ -106,6 +107,7 @@ export class LineSplitter {
 
   #emit(line: Uint8Array): void {
     // CRLF tolerated: tmux writes bare LF, but a pty or a proxy in between may add CRs.
-    this.#onLine(line.length > 0 && line[line.length - 1] === CR ? line.subarray(0, line.length - 1) : line);
+    const cr = line.length > 0 && line[line.length - 1] === CR;
+    this.#onLine(cr ? line.subarray(0, line.length - 1) : line, cr);
   }
 }

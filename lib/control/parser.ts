@@ -7,9 +7,13 @@
  * - A `%begin t n f` block ends ONLY on the exact `%end t n f` / `%error t n f` line. Reply lines
  *   are raw (unescaped) and may imitate anything, other guards included, so they are never
  *   interpreted, with one exception below.
- * - Inside a block, `%output`, `%extended-output`, `%pause`, `%continue` and `%exit` lines are
- *   dispatched as notifications: tmux 3.3a writes `%pause`/`%continue` between the `%begin` and
- *   `%end` of `refresh-client -A`, and tmux 1.8 could write `%exit` with no `%end`.
+ * - The guard alone is guessable (a clock second, a server-wide counter), so a block whose content
+ *   is pane text is framed by its size, known before it arrives (`BlockFraming`): the guard closes
+ *   it only where that content ends, and must come exactly there. Anything else is a
+ *   `framing-mismatch`: the stream can no longer be trusted, and the parser interprets nothing more
+ *   (the owner replaces the channel).
+ * - Inside a block of tmux's own text, `%pause` and `%continue` lines are dispatched as
+ *   notifications: tmux 3.3a writes them between the `%begin` and `%end` of `refresh-client -A`.
  * - Blocks whose flags lack bit 0 did not come from this client's stdin (the attach command of the
  *   command line, hooks): they become `foreign-block` events and never reach the command queue.
  * - Pane output stays bytes; only short header fields are decoded to strings.
@@ -80,7 +84,17 @@ export type IncidentCode =
   /** A block cut short by `%exit` or by the end of the stream; `line` is its `%begin`. */
   | 'unterminated-block'
   /** A line over the length cap; `line` holds its first bytes. */
-  | 'line-too-long';
+  | 'line-too-long'
+  /**
+   * A framed block's content ended and the next line was not its guard; `line` is that line. The
+   * parser stops interpreting the stream (see BlockFraming).
+   */
+  | 'framing-mismatch'
+  /**
+   * Framed pane text held a line equal to the block's own guard: a program printed it (it was
+   * taken as content, as it is). Worth knowing; nothing was trusted.
+   */
+  | 'guard-in-content';
 
 export interface IncidentEvent {
   readonly kind: 'incident';
@@ -91,8 +105,28 @@ export interface IncidentEvent {
 
 export type ControlEvent = OutputEvent | ReplyEvent | ForeignBlockEvent | Notification | UnknownEvent | StrayEvent | IncidentEvent;
 
+/**
+ * How the end of a reply block is found.
+ * - `guard`: tmux's own text (numbers, ids, fixed formats, error messages): the exact guard ends it.
+ * - `text`: pane text, `bytes` long as tmux holds it in a paste buffer (each line with its LF). tmux
+ *   writes it with a LF added when it lacks a final one, so the content is at least one line and
+ *   ends at the first line end at or after `bytes`; the guard must follow there.
+ * - `lines`: exactly `count` lines, then the guard.
+ * A program can print a line equal to the guard, but it cannot change where its text ends.
+ */
+export type BlockFraming = { readonly kind: 'guard' } | { readonly kind: 'text'; readonly bytes: number } | { readonly kind: 'lines'; readonly count: number };
+
+export const GUARD_FRAMING: BlockFraming = Object.freeze({ kind: 'guard' });
+/** For a framing that cannot be worked out: one line at most, so a longer reply is a mismatch, never trusted. */
+const STRICTEST: BlockFraming = Object.freeze({ kind: 'lines', count: 1 });
+
 export interface ControlParserOptions {
   readonly maxLineBytes?: number;
+  /**
+   * The framing of the reply block that just began (flags bit 0 set: one of this client's
+   * commands, in order). Absent: every block is `guard`-framed.
+   */
+  readonly replyFraming?: () => BlockFraming;
 }
 
 const SPACE = 0x20;
@@ -109,7 +143,8 @@ const BEGIN = ascii('%begin ');
 const END = ascii('%end ');
 const ERROR = ascii('%error ');
 /**
- * Lines routed as notifications even inside a block: tmux 3.3a writes %pause/%continue inside the
+ * Lines routed as notifications even inside a block of tmux's own text (guard framing; framed pane
+ * text routes nothing): tmux 3.3a writes %pause/%continue inside the
  * `refresh-client -A` reply. Nothing else is taken out of a block: reply lines are raw screen text
  * (capture-pane), and a program that prints `%output %0 …` or `%exit` must not be able to inject
  * pane bytes or end the stream. A real %exit mid-block is followed by EOF, which end() reports.
@@ -168,17 +203,34 @@ interface OpenBlock {
   readonly number: number;
   readonly flags: number;
   readonly lines: Uint8Array[];
+  readonly framing: BlockFraming;
+  /** Content bytes so far, each line with its LF (framing `text`). */
+  bytes: number;
+  /** The content is complete: the next line must be the guard (framings `text` and `lines`). */
+  complete: boolean;
+}
+
+function checkedFraming(framing: BlockFraming | undefined): BlockFraming {
+  if (!framing || typeof framing !== 'object') return STRICTEST;
+  if (framing.kind === 'guard') return framing;
+  if (framing.kind === 'text' && Number.isSafeInteger(framing.bytes) && framing.bytes >= 0) return framing;
+  if (framing.kind === 'lines' && Number.isSafeInteger(framing.count) && framing.count >= 0) return framing;
+  return STRICTEST;
 }
 
 export class ControlParser {
   readonly #emit: (event: ControlEvent) => void;
   readonly #splitter: LineSplitter;
+  readonly #replyFraming: (() => BlockFraming) | undefined;
   #block: OpenBlock | undefined;
+  /** After a framing mismatch nothing more is interpreted: the stream is not trusted. */
+  #untrusted = false;
 
   /** `onEvent` must not throw: an exception escapes push() and the rest of that chunk is lost. */
   constructor(onEvent: (event: ControlEvent) => void, options: ControlParserOptions = {}) {
     this.#emit = onEvent;
-    this.#splitter = new LineSplitter((line) => this.#line(line), {
+    this.#replyFraming = options.replyFraming;
+    this.#splitter = new LineSplitter((line, strippedCr) => this.#line(line, strippedCr), {
       maxLineBytes: options.maxLineBytes ?? MAX_LINE_BYTES,
       onOverflow: (head, dropped) => this.#incident('line-too-long', head, `a line of ${dropped} bytes was dropped`),
     });
@@ -191,11 +243,18 @@ export class ControlParser {
   /** The stream ended (stdout EOF): flushes the last line and reports a block left open. */
   end(): void {
     this.#splitter.end();
-    this.#abandonBlock('the stream ended inside a reply block');
+    if (!this.#untrusted) this.#abandonBlock('the stream ended inside a reply block');
   }
 
-  #line(line: Uint8Array): void {
+  /** True once a framing mismatch was seen: every later line is dropped uninterpreted. */
+  get untrusted(): boolean {
+    return this.#untrusted;
+  }
+
+  #line(line: Uint8Array, strippedCr: boolean): void {
+    if (this.#untrusted) return;
     const block = this.#block;
+    if (block && block.framing.kind !== 'guard') return this.#framedLine(block, line, strippedCr);
     if (block) {
       if (this.#closes(block, line)) return;
       if (!IN_BLOCK.some((prefix) => startsWith(line, prefix))) {
@@ -241,15 +300,46 @@ export class ControlParser {
       return this.#incident('malformed-line', line, '%begin needs "<time> <number> <flags>"');
     }
     const begin = line.slice();
-    this.#block = { begin, guard: begin.subarray(t), time, number, flags, lines: [] };
+    const framing = flags % 2 === 1 && this.#replyFraming ? this.#framingOfReply() : GUARD_FRAMING;
+    const complete = framing.kind === 'lines' && framing.count === 0;
+    this.#block = { begin, guard: begin.subarray(t), time, number, flags, lines: [], framing, bytes: 0, complete };
+  }
+
+  #framingOfReply(): BlockFraming {
+    try {
+      return checkedFraming(this.#replyFraming?.());
+    } catch {
+      return STRICTEST;
+    }
+  }
+
+  /** A line of a block framed by size: content until the size is reached, then exactly the guard. */
+  #framedLine(block: OpenBlock, line: Uint8Array, strippedCr: boolean): void {
+    if (block.complete) {
+      if (this.#closes(block, line)) return;
+      this.#block = undefined;
+      this.#untrusted = true;
+      this.#incident('framing-mismatch', line, `the reply began by "${decodeUtf8(block.begin)}" should have ended here; the stream is no longer interpreted`);
+      return;
+    }
+    if (this.#isGuard(block, line)) this.#incident('guard-in-content', line, 'pane text holds a line equal to the reply\'s guard; kept as content');
+    block.lines.push(line.slice());
+    // Counted as tmux wrote it: a CR the splitter took off still belongs to the text's size.
+    block.bytes += line.length + (strippedCr ? 2 : 1);
+    const f = block.framing;
+    block.complete = f.kind === 'text' ? block.bytes >= Math.max(f.bytes, 1) : f.kind === 'lines' && block.lines.length >= f.count;
+  }
+
+  #isGuard(block: OpenBlock, line: Uint8Array): boolean {
+    const closer = startsWith(line, END) ? END : startsWith(line, ERROR) ? ERROR : undefined;
+    return closer !== undefined && line.length === closer.length + block.guard.length && startsWith(line, block.guard, closer.length);
   }
 
   #closes(block: OpenBlock, line: Uint8Array): boolean {
-    const closer = startsWith(line, END) ? END : startsWith(line, ERROR) ? ERROR : undefined;
-    if (!closer || line.length !== closer.length + block.guard.length || !startsWith(line, block.guard, closer.length)) return false;
+    if (!this.#isGuard(block, line)) return false;
     this.#block = undefined;
     const { time, number, flags, lines } = block;
-    const ok = closer === END;
+    const ok = startsWith(line, END);
     // Bit 0 of the flags marks a command read from this client's stdin (cmd-queue.c, CMDQ_STATE_CONTROL).
     if (flags % 2 === 1) this.#emit({ kind: 'reply', ok, time, number, lines });
     else this.#emit({ kind: 'foreign-block', ok, time, number, flags, lines });

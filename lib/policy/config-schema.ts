@@ -27,10 +27,10 @@ export const CONFIG_BOUNDS = {
   ringBytes: 64 * 1024 * 1024,
   /**
    * The mirror allocates every history line at full width (~12 bytes a cell) and tmux keeps its own
-   * copy: 50 000 lines × 80 columns ≈ 48 MB a drive on the host (2 000 000 000 cost 2.1 GB after
-   * `seq 1 3000000`).
+   * copy: 200 000 lines × 80 columns ≈ 190 MB a drive on the host, a deliberate operator choice
+   * for a log-heavy drive; past it is a typo (2 000 000 000 cost 2.1 GB after `seq 1 3000000`).
    */
-  scrollbackLines: 50_000,
+  scrollbackLines: 200_000,
   /** 1000×1000 cells already costs a CPU core to redraw; tmux itself refuses beyond 10 000. */
   cells: 1000,
   /** A count no drive reaches (10 a second for 3 years); a larger cap is a typo, not a cap. */

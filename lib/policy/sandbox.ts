@@ -11,6 +11,7 @@
  *
  * docs/security.md has the table of scopes and arguments.
  */
+import { PolicyError } from '../errors.js';
 import type { Scope } from './config-schema.js';
 
 export interface SandboxInput {
@@ -35,6 +36,23 @@ export interface SandboxInput {
 
 /** Variables tmux sets in every pane; they name the drive's socket, which the jail hides anyway. */
 const PANE_VARIABLES = ['TMUX', 'TMUX_PANE'] as const;
+/** coreutils env: `-u` and `-C` (8.28+) are what the pane argv needs. */
+export const ENV_PATH = '/usr/bin/env';
+
+/**
+ * The pane's argv around `command` (bwrap's command line, or the program unsandboxed): `env`
+ * removes tmux's TMUX and TMUX_PANE before anything of the drive runs, so no process of the jail,
+ * bwrap's own (pid 1 inside) included, holds them, and, unsandboxed, enters `chdir` and says so in
+ * PWD (bwrap does both itself with --chdir). tmux is never given the working directory: it
+ * format-expands `new-session -c`, where a caller's `#(…)` would run on the host.
+ */
+export function paneArgv(command: readonly string[], chdir?: string): string[] {
+  const [file] = command;
+  // env reads a leading NAME=VALUE word as a variable, not as the program.
+  if (file === undefined || file.includes('=')) throw new PolicyError('NOT_ALLOWED', `the program path ${JSON.stringify(file ?? '')} cannot be run by env (it is empty or holds "=")`, {});
+  const unset = PANE_VARIABLES.flatMap((name) => ['-u', name]);
+  return chdir === undefined ? [ENV_PATH, ...unset, '--', ...command] : [ENV_PATH, ...unset, '-C', chdir, '--', `PWD=${chdir}`, ...command];
+}
 
 /** True when `path` is `dir` or below it (both absolute and canonical). */
 export function isWithin(path: string, dir: string): boolean {
@@ -69,7 +87,6 @@ export function sandboxArgv(input: SandboxInput): string[] {
   // Mask the data dir, then re-expose only this session's workspace.
   a.push('--tmpfs', input.dataDir, '--bind', input.workspace, input.workspace);
   for (const p of input.readOnly ?? []) a.push('--ro-bind', p, p);
-  for (const name of PANE_VARIABLES) a.push('--unsetenv', name);
   // --cap-drop ALL: bwrap run by root keeps every capability inside its user namespace (where uid
   // 0 maps to host root), enough to unmount the data-dir mask or remount / writable. Dropped, the
   // program cannot change its mounts at all; a nested user namespace it may create cannot unlock

@@ -102,9 +102,9 @@ describe('tmux-drive CLI across processes', () => {
 
     const attach = await td('attach', 'k', '--read-only');
     expect(attach.status).toBe(0);
-    expect(attach.stdout.trim()).toMatch(/tmux -S \S+\/k\.sock attach-session -r -t k$/);
+    expect(attach.stdout.trim()).toMatch(/tmux -S \S+\/k\.sock attach-session -r -t =k:$/);
     const attachJson = JSON.parse((await td('attach', 'k', '--json')).stdout) as { argv: string[] };
-    expect(attachJson.argv.slice(-3)).toEqual(['attach-session', '-t', 'k']);
+    expect(attachJson.argv.slice(-3)).toEqual(['attach-session', '-t', '=k:']);
 
     const badKey = await td('key', 'k', 'Frob');
     expect(badKey.status).toBe(2);

@@ -1,6 +1,6 @@
 /** LineSplitter → ControlParser → CommandQueue against a real tmux 3.3a server. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCommand, encodeSendText } from '../../lib/control/encode.js';
+import { encodeSendText } from '../../lib/control/tmux-commands.js';
 import type { PaneId } from '../../lib/control/parser.js';
 import { TmuxCommandError, TmuxTimeoutError } from '../../lib/errors.js';
 import { TmuxHarness } from './tmux-harness.js';
@@ -37,7 +37,7 @@ describe('control stack on tmux 3.3a', () => {
   it('returns captured screen lines that imitate guards, untouched, and the next reply still matches', async () => {
     const screen = ['%end 1700000000 999 1', '%error 1 2 1', '%begin 1 2 1', 'tail'];
     const script = `printf '%s\\n' ${screen.map((l) => `'${l}'`).join(' ')}; exec sleep 86400`;
-    const pane = (await tmux.command(encodeCommand('new-window', '-d', '-P', '-F', '#{pane_id}', '--', 'sh', '-c', script))).text() as PaneId;
+    const pane = (await tmux.command(`new-window -d -P -F '#{pane_id}' -- sh -c '${script.replaceAll("'", "'\\''")}'`)).text() as PaneId;
     await tmux.waitFor((e) => e.kind === 'output' && e.pane === pane && Buffer.from(e.data).includes('tail'));
     const [capture, after] = await tmux.queue.sendBatch([`capture-pane -p -t ${pane} -S 0 -E 3`, "display-message -p 'after'"]);
     expect(capture?.text()).toBe(screen.join('\n'));

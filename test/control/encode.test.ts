@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  encodeCommand,
-  encodeDisplayMessage,
-  encodeSendHex,
-  encodeSendKeys,
-  encodeSendText,
-  KEY_NAMES,
-  normalizeKey,
-  quote,
-} from '../../lib/control/encode.js';
+import { argvWord, KEY_NAMES, normalizeKey, quote } from '../../lib/control/encode.js';
+import { displayMessage, encodeSendHex, encodeSendKeys, encodeSendText } from '../../lib/control/tmux-commands.js';
 import { UsageError } from '../../lib/errors.js';
 import { CORPUS } from './corpus.js';
 
@@ -40,16 +32,29 @@ describe('quote', () => {
     expect(quote('; # $HOME ~ \\')).toBe("'; # $HOME ~ \\'");
   });
 
-  it('refuses LF and NUL, which no quoting can carry, without echoing the text', () => {
-    for (const bad of ['secret\nline', 'secret\0byte']) {
-      expect(() => quote(bad)).toThrow(UsageError);
+  it('writes control bytes as adjacent double-quoted octal escapes, in the same word', () => {
+    expect(quote('a\nb')).toBe(`'a'"\\012"'b'`);
+    expect(quote('\x1b[0m\t\x7f')).toBe(`"\\033"'[0m'"\\011""\\177"`);
+    for (const word of ['a\nb', '\r\n', "x'\ny"]) expect(quote(word)).not.toMatch(/[\x00-\x1f\x7f]/);
+  });
+
+  it('refuses NUL, which no tmux word can carry, without echoing the text', () => {
+    for (const f of [quote, argvWord]) {
+      expect(() => f('secret\0byte')).toThrow(UsageError);
       try {
-        quote(bad);
+        f('secret\0byte');
       } catch (e) {
         expect(e).toMatchObject({ code: 'BAD_ARGUMENT' });
         expect((e as Error).message).not.toContain('secret');
       }
     }
+  });
+
+  it('argvWord escapes a final ";" (tmux would end the command there) and leaves the rest', () => {
+    expect(argvWord('a;')).toBe('a\\;');
+    expect(argvWord(';')).toBe('\\;');
+    expect(argvWord('a;b')).toBe('a;b');
+    expect(argvWord('#{pane_id}')).toBe('#{pane_id}');
   });
 });
 
@@ -108,14 +113,15 @@ describe('encodeSendHex', () => {
   });
 });
 
-describe('encodeCommand and encodeDisplayMessage', () => {
-  it('quotes every argument', () => {
-    expect(encodeCommand('set-option', '-g', 'status-left', "it's #{session_name}")).toBe("set-option '-g' 'status-left' 'it'\\''s #{session_name}'");
-    expect(() => encodeCommand('kill-server; x')).toThrow(UsageError);
+describe('displayMessage', () => {
+  it('builds display-message -p with a fixed format after --', () => {
+    expect(displayMessage('%4', '#{pane_id}\t#{cursor_x}').line).toBe("display-message -p -t %4 -- '#{pane_id}\t#{cursor_x}'");
+    expect(displayMessage('td-1', '#{pid}').line).toBe("display-message -p -t =td-1: -- '#{pid}'");
   });
 
-  it('builds display-message -p with the format after --', () => {
-    expect(encodeDisplayMessage('%4', '#{pane_id} #{cursor_x}')).toBe("display-message -p -t %4 -- '#{pane_id} #{cursor_x}'");
+  it('refuses a format that is not fixed #{variable} items, and a target that is neither a pane nor a session name', () => {
+    for (const format of ['#(id)', '#{pane_id} x', "'", '#{E:HOME}', '']) expect(() => displayMessage('%4', format)).toThrow(UsageError);
+    for (const target of ['%4; kill-server', '#(id)', '-t', '']) expect(() => displayMessage(target, '#{pid}')).toThrow(UsageError);
   });
 });
 

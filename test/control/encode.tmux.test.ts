@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeDisplayMessage, encodeSendHex, encodeSendKeys, encodeSendText, KEY_NAMES, normalizeKey } from '../../lib/control/encode.js';
+import { KEY_NAMES, normalizeKey } from '../../lib/control/encode.js';
+import { displayMessage, encodeSendHex, encodeSendKeys, encodeSendText } from '../../lib/control/tmux-commands.js';
 import { TmuxHarness } from './tmux-harness.js';
 import { CORPUS } from './corpus.js';
 
@@ -104,9 +105,9 @@ describe('encodeSendKeys through tmux 3.3a', () => {
   });
 });
 
-describe('encodeDisplayMessage through tmux 3.3a', () => {
-  it('expands a format, even one starting with "-"', async () => {
-    const reply = await tmux.command(encodeDisplayMessage('%0', '-#{pane_id}- #{session_name} \'q\''));
-    expect(reply.text()).toBe("-%0- main 'q'");
+describe('displayMessage through tmux 3.3a', () => {
+  it('expands a fixed format', async () => {
+    const reply = await tmux.command(displayMessage('%0', '#{pane_id}\t#{session_name}'));
+    expect(reply.text()).toBe('%0\tmain');
   });
 });

@@ -9,7 +9,7 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CommandQueue, type Reply } from '../../lib/control/command-queue.js';
+import { CommandQueue, type QueuedCommand, type Reply } from '../../lib/control/command-queue.js';
 import { ControlParser, type ControlEvent, type PaneId } from '../../lib/control/parser.js';
 import { systemClock } from '../../lib/system-clock.js';
 
@@ -52,18 +52,22 @@ export class TmuxHarness {
   ) {
     this.#child = spawn('tmux', ['-u', '-S', socket, '-C', 'attach-session', '-t', 'main'], { env: ENV, stdio: ['pipe', 'pipe', 'pipe'] });
     this.queue = new CommandQueue((data) => this.#child.stdin.write(data), systemClock, { defaultTimeoutMs: 10_000 });
-    this.#parser = new ControlParser((event) => {
-      this.events.push(event);
-      if (event.kind === 'reply') this.queue.onReply(event);
-      if (event.kind === 'output') {
-        const list = this.#output.get(event.pane) ?? [];
-        list.push(Buffer.from(event.data));
-        this.#output.set(event.pane, list);
-      }
-      const waiters = this.#waiters;
-      this.#waiters = [];
-      for (const w of waiters) w();
-    });
+    this.#parser = new ControlParser(
+      (event) => {
+        this.events.push(event);
+        if (event.kind === 'reply') this.queue.onReply(event);
+        if (event.kind === 'output') {
+          const list = this.#output.get(event.pane) ?? [];
+          list.push(Buffer.from(event.data));
+          this.#output.set(event.pane, list);
+        }
+        const waiters = this.#waiters;
+        this.#waiters = [];
+        for (const w of waiters) w();
+      },
+      // As ControlClient does: replies with pane text are framed by their size.
+      { replyFraming: () => this.queue.framingOfNext() },
+    );
     this.#child.stdout.on('data', (chunk: Buffer) => this.#parser.push(chunk));
     this.#child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     this.#child.on('close', () => {
@@ -94,6 +98,11 @@ export class TmuxHarness {
     return Buffer.concat(this.#output.get(pane) ?? []);
   }
 
+  /** Resolves once `pane` has printed `text` (anywhere in its output so far). */
+  waitForOutput(pane: PaneId, text: string, timeoutMs = 20_000): Promise<true> {
+    return this.#until(() => (this.outputOf(pane).includes(text) ? true : undefined), timeoutMs, `${JSON.stringify(text)} from ${pane}`);
+  }
+
   #until<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; stderr: ${this.stderr}`)), timeoutMs);
@@ -108,7 +117,7 @@ export class TmuxHarness {
     });
   }
 
-  command(line: string): Promise<Reply> {
+  command(line: string | QueuedCommand): Promise<Reply> {
     return this.queue.send(line);
   }
 

@@ -40,8 +40,6 @@ describe('sandboxArgv', () => {
       ['--tmpfs', '/home/dev'],
       ['--tmpfs', BASE.dataDir],
       ['--bind', BASE.workspace, BASE.workspace],
-      ['--unsetenv', 'TMUX'],
-      ['--unsetenv', 'TMUX_PANE'],
       ['--unshare-all'],
       ['--cap-drop', 'ALL'],
       ['--die-with-parent'],

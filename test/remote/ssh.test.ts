@@ -107,7 +107,7 @@ describe.skipIf(missing !== undefined)('remote drives over ssh (private sshd on 
       expect(s.read().content).toContain(join(remoteDir, 'workspace'));
       const attach = s.attachCommand();
       expect(attach.slice(0, 2)).toEqual(['ssh', '-t']);
-      expect(attach.at(-1)).toBe(`tmux -S ${socketOf('r1')} attach-session -t r1`);
+      expect(attach.at(-1)).toBe(`tmux -S ${socketOf('r1')} attach-session -t =r1:`);
       await s.kill();
       expect(processesMentioning(socketOf('r1'))).toEqual([]);
     } finally {
