@@ -10,6 +10,7 @@ import { systemClock } from './system-clock.js';
 import { ConfigError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
 import { loadConfig, type LoadedConfig } from './load-config.js';
 import { checkDataDir, makeDataDir } from './data-dir.js';
+import { killServerArgv } from './control/tmux-commands.js';
 import { ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput } from './policy/config-schema.js';
 import { CURATED_PATH } from './policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
@@ -230,7 +231,7 @@ export class Driver {
         : 'to re-attach them under their names, open with adoptOrphans: true (CLI: tmux-drive --adopt-orphans list)';
       throw new JournalError(
         'JOURNAL_ORPHANS',
-        `the journal ${this.journal.file} does not know ${orphans.length} live drive(s) of this data dir: ${list}. It was emptied, deleted or replaced while they ran; nothing was changed. ${how}; or end one with: tmux -S <socket> kill-server`,
+        `the journal ${this.journal.file} does not know ${orphans.length} live drive(s) of this data dir: ${list}. It was emptied, deleted or replaced while they ran; nothing was changed. ${how}; or end one with: ${[this.tmuxPath ?? 'tmux', ...killServerArgv('<socket>')].join(' ')}`,
         { orphans: orphans.map((o) => ({ name: o.name, socket: o.socket, ...(o.heldBy === undefined ? {} : { heldBy: o.heldBy }) })), dataDir: this.loaded.dataDir },
       );
     }
