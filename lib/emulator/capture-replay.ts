@@ -46,6 +46,34 @@ export function backgroundAfterSgr(params: string, bg: string | null): string | 
   return bg;
 }
 
+/**
+ * tmux 3.3a's capture writes attribute codes of two digits as `tens:units` (grid_string_cells_code,
+ * meant for the underline styles 4:2…4:5), so overline (53) comes out as `5:3`, which any
+ * terminal reads as blink with a sub-parameter. Inside SGR sequences it is put back to 53.
+ */
+export function withOverline(row: Uint8Array): Uint8Array {
+  let out: number[] | null = null;
+  let copied = 0;
+  for (let i = row.indexOf(ESC); i >= 0 && i + 1 < row.length; i = row.indexOf(ESC, i + 1)) {
+    if (row[i + 1] !== 0x5b) continue;
+    let j = i + 2;
+    while (j < row.length && (row[j] as number) >= 0x30 && (row[j] as number) <= 0x3f) j++;
+    if (row[j] !== 0x6d) continue;
+    const params = String.fromCharCode(...row.subarray(i + 2, j)).split(';');
+    if (params.includes('5:3')) {
+      out ??= [];
+      out.push(...row.subarray(copied, i + 2));
+      const fixed = params.map((p) => (p === '5:3' ? '53' : p)).join(';');
+      for (let k = 0; k < fixed.length; k++) out.push(fixed.charCodeAt(k));
+      copied = j;
+    }
+    i = j;
+  }
+  if (out === null) return row;
+  out.push(...row.subarray(copied));
+  return Uint8Array.from(out);
+}
+
 /** Scans a row for CSI … m sequences and returns the background it leaves. */
 function backgroundAfterRow(row: Uint8Array, bg: string | null): string | null {
   for (let i = row.indexOf(ESC); i >= 0 && i + 1 < row.length; i = row.indexOf(ESC, i + 1)) {
@@ -73,7 +101,7 @@ export function captureReplay(rows: readonly Uint8Array[], out = new ByteBuilder
   let bg: string | null = null;
   rows.forEach((row, i) => {
     if (i > 0) out.ascii(bg === null ? '\r\n' : `\x1b[49m\r\n\x1b[${bg}m`);
-    out.bytes(row);
+    out.bytes(withOverline(row));
     bg = backgroundAfterRow(row, bg);
   });
   return out.ascii('\x1b[0m\x0f\x1b)B');
