@@ -13,9 +13,13 @@
  *
  * Secrets are redacted per event with `redactSecrets` (a secret split across two output chunks
  * can escape it: redaction is per event, as the recording is).
+ *
+ * Output is neutralised for the terminal that will play it (lib/asciicast-output-filter.ts):
+ * clipboard writes, passthrough, titles, APC/PM/SOS and queries are removed unless `raw` is set.
  */
 import type { TranscriptEntry } from './transcript.js';
 import { redactSecrets } from './policy/redact.js';
+import { AsciicastOutputFilter } from './asciicast-output-filter.js';
 
 export interface AsciicastHeader {
   readonly version: 2;
@@ -46,6 +50,12 @@ export interface AsciicastOptions {
   readonly initialScreen?: string;
   /** Wall-clock ms of time 0 (default: the first entry's time). */
   readonly startTime?: number;
+  /**
+   * Keep the program's output byte for byte, including what acts on the player's terminal rather
+   * than its screen (OSC 52 clipboard writes, DCS tmux; passthrough, titles, APC/PM/SOS, queries).
+   * Default false: those are removed and the screen plays the same.
+   */
+  readonly raw?: boolean;
 }
 
 export interface Asciicast {
@@ -149,7 +159,10 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
     }
     events.push([last, code, text]);
   };
-  if (opts.initialScreen !== undefined && opts.initialScreen.length > 0) push(start, 'o', opts.initialScreen);
+  // One filter for the whole recording: a sequence may be split between two output entries.
+  const outputFilter = opts.raw === true ? null : new AsciicastOutputFilter();
+  const screen = (text: string): string => (outputFilter ? outputFilter.push(text) : text);
+  if (opts.initialScreen !== undefined && opts.initialScreen.length > 0) push(start, 'o', screen(opts.initialScreen));
   const decoder = new TextDecoder('utf-8');
   let lastOutputTime = start;
   for (const e of entries) {
@@ -157,7 +170,7 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
       case 'output': {
         if (e.data === undefined) break;
         // Session.transcript() hands output back already decoded (and redacted) when redaction is on.
-        const text = typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true });
+        const text = screen(typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true }));
         lastOutputTime = e.time;
         if (text.length > 0) push(e.time, 'o', text);
         break;
@@ -191,7 +204,7 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
         break;
     }
   }
-  const tail = decoder.decode();
+  const tail = screen(decoder.decode());
   if (tail.length > 0) push(lastOutputTime, 'o', tail);
   return { header, events, redactions };
 }
