@@ -280,7 +280,8 @@ function replyText(reply: Reply): string {
 /** The text of capture rows as the mirror shows them (`-e` keeps line drawing, which plain text shows as ASCII). */
 function captureText(capture: Uint8Array, cols: number): string[] {
   const rows = splitCaptureRows(capture);
-  const { term, internals } = createTerminal(cols, rows.length, 0);
+  // Twice as wide: a row holding a cut wide character is longer than the pane and must not wrap.
+  const { term, internals } = createTerminal(cols * 2 + 2, rows.length, 0);
   try {
     internals?.writeSync(captureReplay(rows).build());
     const out: string[] = [];

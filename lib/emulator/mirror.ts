@@ -419,7 +419,7 @@ export class Mirror {
  * Each distinct message is reported at its 1st, 10th, 100th… occurrence: a flood of one message
  * costs a handful of incidents, and the count says how big it was.
  */
-function rateLimitedLog(onIncident: MirrorOptions['onIncident']): EmulatorLog {
+export function rateLimitedLog(onIncident: MirrorOptions['onIncident']): EmulatorLog {
   const counts = new Map<string, number>();
   return (level, message) => {
     const key = message.slice(0, 200);
@@ -435,9 +435,22 @@ function isPowerOfTen(n: number): boolean {
   return p === n;
 }
 
-/** A row's text without trailing blanks (translateToString(true) keeps written spaces). */
+/**
+ * A row's text without trailing blanks, cell by cell: xterm's translateToString steps over the
+ * column after a wide character, which tmux can leave holding a character of its own (a wide
+ * character at column 0 whose second half was overwritten keeps its first half).
+ */
 function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number): string {
-  return (buffer.getLine(y)?.translateToString(true) ?? '').replace(/ +$/, '');
+  const line = buffer.getLine(y);
+  if (!line) return '';
+  const cell = buffer.getNullCell();
+  let text = '';
+  for (let x = 0; x < line.length; x++) {
+    line.getCell(x, cell);
+    if (cell.getWidth() === 0) continue;
+    text += cell.getChars() || ' ';
+  }
+  return text.replace(/ +$/, '');
 }
 
 function hashCell(h: Fnv1a64, cell: Cell): void {

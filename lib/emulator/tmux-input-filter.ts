@@ -316,7 +316,9 @@ export class TmuxInputFilter implements TmuxInputFilterState {
     const cp = decodeUtf8(this.#utf8, size);
     // mbtowc refuses overlong forms, surrogates and values past U+10FFFF; wcwidth < 0 is unprintable.
     if (cp < 0 || charWidth(cp) < 0) return;
-    this.#bytes(this.#utf8, 0, size);
+    // xterm.js's UTF-8 decoder drops U+FEFF; tmux joins it like any zero-width character.
+    if (cp === 0xfeff) this.#ascii('\x1b[<65279z');
+    else this.#bytes(this.#utf8, 0, size);
   }
 
   #escDispatch(ch: number): void {

@@ -133,6 +133,8 @@ const COLOUR_BITS = 0x3ffffff;
 export class TmuxScreen implements TmuxScreenState {
   /** The next character joins the cell before the cursor (screen_write_cell's SCREEN_WRITE_ZWJ). */
   zwj = false;
+  /** Set by `CSI < j` (captures only): the next character joins the cell before the cursor, even plain ASCII. */
+  joinNext = false;
   saved: TmuxSavedState;
   alternateSave: TmuxAlternateSave | null = null;
   /**
@@ -412,6 +414,16 @@ function print(s: TmuxScreen, data: Uint32Array, start: number, end: number): vo
       const mapped = charset[String.fromCharCode(cp)];
       if (mapped) code = mapped.codePointAt(0) as number;
     }
+    // Joined characters keep their own code: screen_write_combine appends the data, not the
+    // line-drawing glyph (the charset is an attribute of the cell, which is the previous one's).
+    if (s.joinNext) {
+      // A character of a cell's joined data, replayed from a capture.
+      if (s.zwj) combine(s, ZWJ);
+      s.zwj = false;
+      s.joinNext = false;
+      combine(s, cp);
+      continue;
+    }
     // input_print's collect path (plain ASCII while wrapping, not inserting, no line drawing)
     // neither joins nor clears a pending ZWJ.
     if (ascii && wrap && !insert && !charset) {
@@ -426,7 +438,7 @@ function print(s: TmuxScreen, data: Uint32Array, start: number, end: number): vo
     if (width === 0 || s.zwj) {
       if (s.zwj) combine(s, ZWJ);
       s.zwj = false;
-      combine(s, code);
+      combine(s, cp);
       continue;
     }
     const b = s.b;
@@ -589,6 +601,16 @@ function installHandlers(term: HeadlessTerminal, s: TmuxScreen): void {
   // CSI (input_csi_dispatch); REP comes from the filter as `CSI < ch ; n b`.
   p.registerCsiHandler({ prefix: '<', final: 'b' }, (params) => {
     repeat(s, params);
+    return true;
+  });
+  // U+FEFF, which xterm's UTF-8 decoder drops, comes as `CSI < 65279 z` (filter and captures).
+  p.registerCsiHandler({ prefix: '<', final: 'z' }, (params) => {
+    const cp = params[0];
+    if (typeof cp === 'number' && cp > 0) print(s, Uint32Array.of(cp), 0, 1);
+    return true;
+  });
+  p.registerCsiHandler({ prefix: '<', final: 'j' }, () => {
+    s.joinNext = true;
     return true;
   });
   csi('@', (a) => insertCharacters(s, param(a, 0, 1)));
@@ -957,8 +979,9 @@ function alternateOn(s: TmuxScreen, cursor: boolean): void {
   const normal = s.b;
   if (cursor) s.alternateSave = { x: normal.x, y: normal.y, pen: s.handler._curAttrData.clone() };
   else if (s.alternateSave) s.alternateSave = { ...s.alternateSave, pen: s.handler._curAttrData.clone() };
+  const kept = paneState(normal);
   s.service.buffers.activateAltBuffer(s.defaultAttr);
-  carryPaneState(normal, s.b);
+  Object.assign(s.b, kept);
 }
 
 /**
@@ -976,16 +999,16 @@ function alternateOff(s: TmuxScreen, cursor: boolean): void {
     s.handler._curAttrData = saved.pen.clone();
   }
   if (s.alternate) {
-    const alt = s.b;
+    // Read before the switch: xterm clears the alternate buffer, region and tab stops included.
+    const kept = paneState(s.b);
     s.service.buffers.activateNormalBuffer();
-    carryPaneState(alt, s.b);
+    Object.assign(s.b, kept);
   }
   s.b.x = Math.min(x, s.cols - 1);
   s.b.y = Math.min(y, s.rows - 1);
 }
 
-function carryPaneState(from: BufferShape, to: BufferShape): void {
-  to.scrollTop = from.scrollTop;
-  to.scrollBottom = from.scrollBottom;
-  to.tabs = { ...from.tabs };
+/** What tmux keeps per pane and xterm per buffer: the scroll region and the tab stops. */
+function paneState(b: BufferShape): Pick<BufferShape, 'scrollTop' | 'scrollBottom' | 'tabs'> {
+  return { scrollTop: b.scrollTop, scrollBottom: b.scrollBottom, tabs: { ...b.tabs } };
 }
