@@ -65,7 +65,9 @@ export interface TmuxInputFilterState {
 
 export class TmuxInputFilter implements TmuxInputFilterState {
   #state = State.Ground;
-  #params = '';
+  /** param_buf: the parameter bytes as they came (at most PARAM_BYTES). */
+  readonly #params = new Uint8Array(PARAM_BYTES);
+  #paramLength = 0;
   #intermediates = '';
   /** INPUT_DISCARD: a buffer overflowed; the sequence is parsed to its end and ignored. */
   #discard = false;
@@ -255,7 +257,7 @@ export class TmuxInputFilter implements TmuxInputFilterState {
   }
 
   #clear(): void {
-    this.#params = '';
+    this.#paramLength = 0;
     this.#intermediates = '';
     this.#discard = false;
   }
@@ -267,8 +269,8 @@ export class TmuxInputFilter implements TmuxInputFilterState {
   }
 
   #parameter(ch: number): void {
-    if (this.#params.length === PARAM_BYTES) this.#discard = true;
-    else this.#params += String.fromCharCode(ch);
+    if (this.#paramLength === PARAM_BYTES) this.#discard = true;
+    else this.#params[this.#paramLength++] = ch;
     this.#state = State.CsiParameter;
   }
 
@@ -332,12 +334,17 @@ export class TmuxInputFilter implements TmuxInputFilterState {
 
   #csiDispatch(ch: number): void {
     if (this.#discard) return;
-    const params = splitParams(this.#params);
+    const params = splitParams(this.#params, this.#paramLength);
     if (params === null) return;
-    const id = this.#intermediates + String.fromCharCode(ch);
-    const command = CSI_TABLE[id];
+    const id = this.#intermediates.length === 0 ? FINALS[ch] : this.#intermediates + String.fromCharCode(ch);
+    const command = id === undefined ? undefined : CSI_TABLE[id];
     if (command === undefined) return;
-    if (command === 'REP') {
+    if (command === sgr && plainSgr(params)) {
+      // The common case, passed as it came: codes xterm.js reads exactly as tmux does.
+      this.#ascii('\x1b[');
+      this.#bytes(this.#params, 0, this.#paramLength);
+      this.#push(0x6d);
+    } else if (command === 'REP') {
       const n = get(params, 0, 1, 1);
       if (n !== -1 && this.#last !== -1) this.#ascii(`\x1b[<${this.#last};${Math.min(n, MAX_COUNT)}b`);
     } else {
@@ -361,6 +368,10 @@ export class TmuxInputFilter implements TmuxInputFilterState {
 
   #bytes(src: Uint8Array, from: number, to: number): void {
     this.#reserve(to - from);
+    if (to - from < 32) {
+      for (let i = from; i < to; i++) this.#out[this.#at++] = src[i] as number;
+      return;
+    }
     this.#out.set(src.subarray(from, to), this.#at);
     this.#at += to - from;
   }
@@ -384,23 +395,46 @@ function decodeUtf8(b: Uint8Array, size: number): number {
   return cp < 0x10000 || cp > 0x10ffff ? -1 : cp;
 }
 
-/** input_split: null when tmux rejects the whole sequence (a value past INT_MAX, 24 or more values). */
-function splitParams(text: string): Param[] | null {
-  if (text.length === 0) return [];
+/**
+ * input_split: null when tmux rejects the whole sequence (a value past INT_MAX, 24 or more values).
+ * The buffer holds only digits, ':' and ';' ('<'..'?' go to the intermediates).
+ */
+function splitParams(bytes: Uint8Array, length: number): Param[] | null {
+  if (length === 0) return [];
   const out: Param[] = [];
-  for (const part of text.split(';')) {
-    if (part === '') out.push(null);
-    else if (part.includes(':')) out.push(part);
+  let start = 0;
+  for (let i = 0; i <= length; i++) {
+    if (i < length && bytes[i] !== 0x3b) continue;
+    if (i === start) out.push(null);
     else {
-      // strtonum(out, 0, INT_MAX): digits only here ('<'..'?' never reach the parameter buffer).
-      const n = Number(part);
-      if (!(n <= INT_MAX)) return null;
-      out.push(n);
+      let n = 0;
+      let colon = false;
+      for (let k = start; k < i; k++) {
+        const b = bytes[k] as number;
+        if (b === 0x3a) colon = true;
+        else n = n * 10 + (b - 0x30);
+      }
+      if (colon) out.push(String.fromCharCode(...bytes.subarray(start, i)));
+      else if (n > INT_MAX) return null; // strtonum(out, 0, INT_MAX)
+      else out.push(n);
     }
     if (out.length === PARAM_VALUES) return null;
+    start = i + 1;
   }
   return out;
 }
+
+/** SGR codes xterm.js applies exactly as tmux does, alone (not 38/48/58, which take arguments). */
+const SAME_SGR = new Set([0, 1, 2, 3, 4, 5, 7, 8, 9, 21, 22, 23, 24, 25, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 39, 40, 41, 42, 43, 44, 45, 46, 47, 49, 53, 55, 59, 90, 91, 92, 93, 94, 95, 96, 97, 100, 101, 102, 103, 104, 105, 106, 107]);
+
+function plainSgr(params: readonly Param[]): boolean {
+  if (params.length === 0) return false;
+  for (const p of params) if (typeof p !== 'number' || !SAME_SGR.has(p)) return false;
+  return true;
+}
+
+/** The final byte as a one-character key, without building a string per sequence. */
+const FINALS: readonly string[] = Array.from({ length: 0x7f }, (_, c) => String.fromCharCode(c));
 
 /** input_get: a missing value is `fallback`, a sub-parameter list is -1, below `min` is `min`. */
 function get(params: readonly Param[], index: number, min: number, fallback: number): number {

@@ -406,9 +406,21 @@ function print(s: TmuxScreen, data: Uint32Array, start: number, end: number): vo
   const insert = h._coreService.modes.insertMode;
   const charset = h._charsetService.charset;
   const pen = h._curAttrData;
-  for (let i = start; i < end; i++) {
+  // input_print's collect path: plain ASCII while wrapping, not inserting, no line drawing. It
+  // neither joins nor clears a pending ZWJ.
+  const collecting = wrap && !insert && !charset;
+  let i = start;
+  while (i < end) {
     const cp = data[i] as number;
     const ascii = cp < 0x7f;
+    if (ascii && collecting && !s.joinNext) {
+      let run = i + 1;
+      while (run < end && (data[run] as number) < 0x7f) run++;
+      collect(s, data, i, run, pen);
+      i = run;
+      continue;
+    }
+    i++;
     let code = cp;
     if (ascii && charset) {
       const mapped = charset[String.fromCharCode(cp)];
@@ -422,12 +434,6 @@ function print(s: TmuxScreen, data: Uint32Array, start: number, end: number): vo
       s.zwj = false;
       s.joinNext = false;
       combine(s, cp);
-      continue;
-    }
-    // input_print's collect path (plain ASCII while wrapping, not inserting, no line drawing)
-    // neither joins nor clears a pending ZWJ.
-    if (ascii && wrap && !insert && !charset) {
-      collect(s, code, pen);
       continue;
     }
     if (cp === ZWJ) {
@@ -476,27 +482,34 @@ function place(s: TmuxScreen, code: number, width: number, wrap: boolean, pen: A
 }
 
 /**
- * screen_write_collect_add/_end for one character: wrap first, then clear a wide character cut by
- * the write. Unlike screen_write_overwrite, the walk left stops before column 0, so a wide
- * character starting at column 0 keeps its first half when its second half is overwritten.
+ * screen_write_collect_add/_end for a run of plain ASCII: line by line, wrap first, write what fits,
+ * and clear a wide character the run cuts at either end. Unlike screen_write_overwrite, the walk
+ * left stops before column 0, so a wide character starting at column 0 keeps its first half when
+ * its second half is overwritten.
  */
-function collect(s: TmuxScreen, code: number, pen: AttrShape): void {
+function collect(s: TmuxScreen, data: Uint32Array, start: number, end: number, pen: AttrShape): void {
   const b = s.b;
-  if (b.x > s.cols - 1) wrapLine(s);
-  const line = s.line(b.y);
-  if (b.x !== 0) {
-    let xx = b.x;
-    let width = 1;
-    for (; xx > 0; xx--) {
-      width = line.getWidth(xx);
-      if (width !== 0) break;
-      line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);
+  const cols = s.cols;
+  let i = start;
+  while (i < end) {
+    if (b.x > cols - 1) wrapLine(s);
+    const line = s.line(b.y);
+    if (b.x !== 0) {
+      let xx = b.x;
+      let width = 1;
+      for (; xx > 0; xx--) {
+        width = line.getWidth(xx);
+        if (width !== 0) break;
+        line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);
+      }
+      if (width > 1) line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);
     }
-    if (width > 1) line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);
+    const n = Math.min(end - i, cols - b.x);
+    for (let k = 0; k < n; k++) line.setCellFromCodepoint(b.x + k, data[i + k] as number, 1, pen);
+    b.x += n;
+    i += n;
+    for (let xx = b.x; xx < cols && line.getWidth(xx) === 0; xx++) line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);
   }
-  line.setCellFromCodepoint(b.x, code, 1, pen);
-  b.x++;
-  for (let xx = b.x; xx < s.cols && line.getWidth(xx) === 0; xx++) line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);
 }
 
 /** screen_write_overwrite: writing over part of a wide character clears the rest of it. */
