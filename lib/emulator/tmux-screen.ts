@@ -45,6 +45,7 @@ interface LineShape {
 
 interface CircularListShape {
   readonly length: number;
+  readonly maxLength: number;
   get(index: number): LineShape | undefined;
   set(index: number, value: LineShape): void;
   shiftElements(start: number, count: number, offset: number): void;
@@ -285,7 +286,8 @@ export class TmuxScreen implements TmuxScreenState {
     const b = this.b;
     const top = b.scrollTop;
     const bottom = b.scrollBottom;
-    if (this.alternate) {
+    // No history on the alternate screen (tmux clears GRID_HISTORY there) nor with history-limit 0.
+    if (this.alternate || b.lines.maxLength <= this.rows) {
       this.moveLines(top, top + 1, bottom - top, attr);
       return;
     }
@@ -298,7 +300,7 @@ export class TmuxScreen implements TmuxScreenState {
     } finally {
       b.scrollTop = top;
     }
-    if (top > 0) {
+    if (top > 0 && b.ybase > 0) {
       // Then the region's top line, not the screen's, is the one that went into the history.
       const history = b.ybase - 1;
       b.lines.shiftElements(history, top, 1);
@@ -359,6 +361,7 @@ function probe(handler: InputHandlerShape, service: BufferServiceShape): boolean
     typeof b.tabs === 'object' &&
     typeof b.setupTabStops === 'function' &&
     typeof b.lines?.shiftElements === 'function' &&
+    typeof b.lines.maxLength === 'number' &&
     typeof b.lines.trimStart === 'function' &&
     typeof b.getNullCell === 'function' &&
     typeof b.getBlankLine === 'function' &&
