@@ -101,6 +101,9 @@ async function main(): Promise<number> {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // Exit through process.exit so the lab's exit hook ends its tmux server.
+  process.once('SIGINT', () => process.exit(130));
+  process.once('SIGTERM', () => process.exit(143));
   main().then(
     (code) => process.exit(code),
     (err: unknown) => {

@@ -125,6 +125,17 @@ export class TmuxLab {
   readonly #lanes = new Map<string, Promise<Lane>>();
   #caseNumber = 0;
   #closed = false;
+  #serverPid = 0;
+  /**
+   * A run that dies (an exception, Ctrl-C, a test runner's timeout) must not leave the server behind:
+   * its control clients would keep it (and their own output) alive. Synchronous, as 'exit' requires.
+   */
+  readonly #onExit = (): void => {
+    for (const lane of this.#attached) kill(lane.client.pid);
+    kill(this.#serverPid);
+    if (this.#ownsDir) rmSync(this.#dir, { recursive: true, force: true });
+  };
+  readonly #attached: Lane[] = [];
 
   private constructor(dir: string, ownsDir: boolean, historyLimit: number) {
     this.#dir = dir;
@@ -142,8 +153,14 @@ export class TmuxLab {
     const sessions = sizes.map(([name, [c, r]]) => `new-session -d -s ${name} -x ${c} -y ${r} -- sleep 1000000`);
     writeFileSync(conf, [`set -g history-limit ${lab.#historyLimit}`, ...CONF_LINES, ...sessions, ''].join('\n'));
     await run('tmux', ['-u', '-S', lab.#socket, '-f', conf, 'start-server'], { env: ENV, timeout: COMMAND_TIMEOUT_MS });
+    lab.#serverPid = Number((await run('tmux', ['-S', lab.#socket, 'display-message', '-p', '#{pid}'], { env: ENV, timeout: COMMAND_TIMEOUT_MS })).stdout.trim());
+    process.once('exit', lab.#onExit);
     try {
-      for (const [name] of sizes) lab.#lanes.set(name, Promise.resolve(await lab.#attach(name)));
+      for (const [name] of sizes) {
+        const lane = await lab.#attach(name);
+        lab.#attached.push(lane);
+        lab.#lanes.set(name, Promise.resolve(lane));
+      }
     } catch (err) {
       await lab.close();
       throw err;
@@ -204,7 +221,8 @@ export class TmuxLab {
     const lanes = await Promise.allSettled([...this.#lanes.values()]);
     await run('tmux', ['-S', this.#socket, 'kill-server'], { env: ENV, timeout: COMMAND_TIMEOUT_MS }).catch(() => undefined);
     for (const l of lanes) if (l.status === 'fulfilled') await l.value.client.detach().catch(() => undefined);
-    if (this.#ownsDir) rmSync(this.#dir, { recursive: true, force: true });
+    this.#onExit();
+    process.removeListener('exit', this.#onExit);
   }
 
   #lane(cols: number, rows: number): Promise<Lane> {
@@ -232,6 +250,15 @@ export class TmuxLab {
       }),
     };
     return lane;
+  }
+}
+
+function kill(pid: number): void {
+  if (pid <= 0) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* already gone */
   }
 }
 
