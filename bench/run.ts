@@ -17,10 +17,11 @@ import { reattach } from './reattach.js';
 import { formatTable } from './format-table.js';
 import { launchCost } from './launch-cost.js';
 import { sshBench } from './ssh.js';
+import { fidelityCheck } from './fidelity-check.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {

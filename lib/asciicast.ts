@@ -15,9 +15,13 @@
  * stream and the input events another, each matched as the text it draws (escape sequences set
  * aside), so a secret split over two chunks of output, or styled, is found; its marker goes in the
  * event where it starts.
+ *
+ * Output is neutralised for the terminal that will play it (lib/asciicast-output-filter.ts):
+ * clipboard writes, passthrough, titles, APC/PM/SOS and queries are removed unless `raw` is set.
  */
 import type { TranscriptEntry } from './transcript.js';
 import { redactTerminalChunks } from './policy/redact.js';
+import { AsciicastOutputFilter } from './asciicast-output-filter.js';
 
 export interface AsciicastHeader {
   readonly version: 2;
@@ -48,6 +52,12 @@ export interface AsciicastOptions {
   readonly initialScreen?: string;
   /** Wall-clock ms of time 0 (default: the first entry's time). */
   readonly startTime?: number;
+  /**
+   * Keep the program's output byte for byte, including what acts on the player's terminal rather
+   * than its screen (OSC 52 clipboard writes, DCS tmux; passthrough, titles, APC/PM/SOS, queries).
+   * Default false: those are removed and the screen plays the same.
+   */
+  readonly raw?: boolean;
 }
 
 export interface Asciicast {
@@ -145,7 +155,10 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
     last = Math.max(last, round6(Math.max(0, time - start) / 1000));
     events.push([last, code, data]);
   };
-  if (opts.initialScreen !== undefined && opts.initialScreen.length > 0) push(start, 'o', opts.initialScreen);
+  // One filter for the whole recording: a sequence may be split between two output entries.
+  const outputFilter = opts.raw === true ? null : new AsciicastOutputFilter();
+  const screen = (text: string): string => (outputFilter ? outputFilter.push(text) : text);
+  if (opts.initialScreen !== undefined && opts.initialScreen.length > 0) push(start, 'o', screen(opts.initialScreen));
   const decoder = new TextDecoder('utf-8');
   let lastOutputTime = start;
   for (const e of entries) {
@@ -153,7 +166,7 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
       case 'output': {
         if (e.data === undefined) break;
         // Session.transcript() hands output back already decoded (and redacted) when redaction is on.
-        const text = typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true });
+        const text = screen(typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true }));
         lastOutputTime = e.time;
         if (text.length > 0) push(e.time, 'o', text);
         break;
@@ -187,7 +200,7 @@ export function toAsciicast(entries: readonly TranscriptEntry[], opts: Asciicast
         break;
     }
   }
-  const tail = decoder.decode();
+  const tail = screen(decoder.decode());
   if (tail.length > 0) push(lastOutputTime, 'o', tail);
   if (redact) {
     for (const code of ['o', 'i'] as const) {

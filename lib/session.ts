@@ -12,6 +12,7 @@ import type { CellGrid } from './emulator/cell-grid.js';
 import type { PaneCapture } from './emulator/rebuild.js';
 import { rebuildMirror } from './emulator/rebuild.js';
 import { compareWithCapture, type FidelityReport } from './emulator/fidelity.js';
+import { StringTimeoutWatch } from './emulator/string-timeout.js';
 import { Transcript, type TranscriptEntry } from './transcript.js';
 import { AnsiStripper } from './perceive/ansi-text.js';
 import { typedNeedles, type TextPattern } from './perceive/text-match.js';
@@ -261,6 +262,8 @@ export class Session {
   readonly createdAt: number;
   private backend: DriveBackend | undefined;
   private readonly mirror: Mirror;
+  /** tmux abandons a string sequence after 5 s, which the mirror cannot see in the bytes: resync then. */
+  private readonly stringTimeout: StringTimeoutWatch;
   private readonly transcriptRing: Transcript;
   private readonly emitter = new EventEmitter<SessionEvents>();
   private readonly clock: Clock;
@@ -314,7 +317,11 @@ export class Session {
     this.allowId = init.allowId;
     this.createdAt = init.createdAt;
     this.clock = init.clock;
-    this.mirror = new Mirror({ cols: init.cols, rows: init.rows, scrollback: init.scrollback });
+    this.mirror = new Mirror({ cols: init.cols, rows: init.rows, scrollback: init.scrollback, onIncident: (code, detail) => this.onIncident(code, detail) });
+    this.stringTimeout = new StringTimeoutWatch(init.clock, (reason) => {
+      this.onIncident(reason, {});
+      this.backend?.resync(reason).catch(() => undefined);
+    });
     let overflowReported = false;
     this.transcriptRing = new Transcript(init.ringBytes, init.firstSeq ?? 1, Date.now, () => {
       // Loud, once per burst: unacknowledged evidence is being evicted (consumer too slow).
@@ -438,6 +445,7 @@ export class Session {
     this.lastOutputAt = now;
     const entry = this.transcriptRing.append('output', data);
     this.mirror.write(data);
+    this.stringTimeout.observe(this.mirror.parserInString);
     if (this.mirror.needsDrain) this.backend?.pauseOutput();
     if (this.textListeners.size > 0) {
       const text = this.stripper.push(this.decoder.decode(data, { stream: true }));
@@ -450,7 +458,10 @@ export class Session {
 
   private onResync(capture: PaneCapture, reason: string): void {
     const changedBefore = this.lastChangeAt;
-    rebuildMirror(this.mirror, capture);
+    // tmux's string timeout reset its parser (input_reset): pen, charsets and DECSC save start over,
+    // and it is in the ground state although `capture-pane -P` still reports the abandoned string
+    // (input_reset does not drain since_ground): nothing of either is carried into the mirror.
+    rebuildMirror(this.mirror, reason === 'parser_timeout' ? { ...capture, continuous: false, pending: new Uint8Array(0) } : capture);
     this.transcriptRing.append('resync', undefined, { reason, cols: capture.cols, rows: capture.rows });
     // Rebuilding the mirror at attach is not the program producing output (the rebuild's own
     // change event, emitted synchronously, is undone here).
@@ -783,6 +794,7 @@ export class Session {
   }
 
   private stopWatch(): void {
+    this.stringTimeout.dispose();
     this.watchTimer?.cancel();
     this.watchTimer = undefined;
     this.stuckTimer?.cancel();

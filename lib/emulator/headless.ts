@@ -5,12 +5,11 @@
  */
 import xtermHeadless from '@xterm/headless';
 import serializeModule from '@xterm/addon-serialize';
-import unicode11Module from '@xterm/addon-unicode11';
+import { installTmuxScreen, type TmuxAlternateSave, type TmuxSavedState, type TmuxScreen } from './tmux-screen.js';
 
 // All three packages are CommonJS: a named ESM import fails at runtime, the default import works.
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeModule;
-const { Unicode11Addon } = unicode11Module;
 
 export type HeadlessTerminal = InstanceType<typeof Terminal>;
 export type Serializer = InstanceType<typeof SerializeAddon>;
@@ -55,10 +54,11 @@ export interface ParserStateAccess {
 
 /**
  * What a terminal remembers between bytes besides its grid, modes and cursor, and tmux 3.3a has
- * no format for (reference §5 "Gaps"): the SGR pen the next character is printed with, the G0–G3
- * charset designations, the GL level (SO/SI) and the active charset, and each buffer's DECSC
- * saved cursor (position, colours, charset). A program that uses curses emits SGR only when its
- * idea of the terminal's pen changes, so these are needed to continue its stream exactly.
+ * no format for (reference §5 "Gaps"): the SGR pen the next character is printed with, the G0/G1
+ * charset designations, the GL level (SO/SI) and the active charset, tmux's DECSC save (pen,
+ * charsets, cursor, origin mode) and the pen `?1049h` saved for `?1049l`. A program that uses
+ * curses emits SGR only when its idea of the terminal's pen changes, so these are needed to
+ * continue its stream exactly.
  */
 export interface ParserState {
   readonly pen: { readonly fg: number; readonly bg: number; readonly ext: number };
@@ -66,22 +66,12 @@ export interface ParserState {
   readonly glevel: number;
   readonly charset: unknown;
   readonly alternate: boolean;
-  readonly saved: { readonly normal: SavedCursor; readonly alternate: SavedCursor };
-}
-
-interface SavedCursor {
-  readonly x: number;
-  /** Relative to the buffer's first screen row (xterm keeps it absolute: ybase + y). */
-  readonly y: number;
-  readonly fg: number;
-  readonly bg: number;
-  readonly charset: unknown;
+  readonly tmux: { readonly saved: TmuxSavedState; readonly alternateSave: TmuxAlternateSave | null; readonly zwj: boolean };
 }
 
 interface CoreShape {
   _writeBuffer?: { writeSync?: unknown; _writeBuffer?: unknown; _callbacks?: unknown; _pendingData?: unknown; _bufferOffset?: unknown };
   coreService?: { isCursorHidden?: unknown };
-  _bufferService?: { scroll?: unknown; buffers?: { normal?: unknown; alt?: unknown; active?: unknown } };
   _inputHandler?: { _curAttrData?: unknown };
   _charsetService?: { glevel?: unknown; _charsets?: unknown; setgLevel?: unknown; setgCharset?: unknown };
 }
@@ -92,26 +82,12 @@ interface PenShape {
   extended: { ext: number; urlId: number; clone(): PenShape['extended'] };
 }
 
-interface BufferShape {
-  ybase: number;
-  savedX: number;
-  savedY: number;
-  savedCurAttrData: { fg: number; bg: number };
-  savedCharset: unknown;
-}
-
 interface CharsetServiceShape {
   glevel: number;
   _charsets: unknown[];
   charset: unknown;
   setgLevel(level: number): void;
   setgCharset(g: number, charset: unknown): void;
-}
-
-interface AttrShape {
-  fg: number;
-  bg: number;
-  clone(): AttrShape;
 }
 
 export interface CreatedTerminal {
@@ -121,15 +97,25 @@ export interface CreatedTerminal {
   readonly internals: XtermInternals | null;
 }
 
-export function createTerminal(cols: number, rows: number, scrollback: number): CreatedTerminal {
-  const term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+/** Where the emulator's own log lines go (never the host's console). */
+export type EmulatorLog = (level: 'warn' | 'error', message: string) => void;
+
+export function createTerminal(cols: number, rows: number, scrollback: number, log?: EmulatorLog): CreatedTerminal {
+  const quiet = (): void => undefined;
+  const term = new Terminal({
+    cols,
+    rows,
+    scrollback,
+    allowProposedApi: true,
+    // xterm.js logs to `console` by default: a program printing DEL bytes made it write ~770 bytes
+    // of parser state to the host's stderr per byte. Its lines go to the owner, or nowhere.
+    logLevel: 'warn',
+    logger: { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => log?.('warn', m), error: (m: string) => log?.('error', m) },
+  });
   // The addon typings are written against @xterm/xterm's Terminal; the headless one is the same
-  // object model for what these addons use.
-  const unicode = new Unicode11Addon();
-  term.loadAddon(unicode as unknown as Parameters<HeadlessTerminal['loadAddon']>[0]);
-  // tmux 3.3a measures widths with glibc wcwidth (emoji = 2 columns); xterm's default Unicode 6
-  // tables say 1 and the cursor would drift after every emoji.
-  term.unicode.activeVersion = '11';
+  // object model for what the serializer uses.
+  // tmux's widths (glibc wcwidth) and tmux's behaviour for the sequences the input filter passes.
+  const screen = installTmuxScreen(term);
   const serializer = new SerializeAddon();
   term.loadAddon(serializer as unknown as Parameters<HeadlessTerminal['loadAddon']>[0]);
   // The emulator answers DA, DSR, DECRQM… through onData/onBinary. tmux already answers those
@@ -137,12 +123,11 @@ export function createTerminal(cols: number, rows: number, scrollback: number): 
   // the replies are consumed here and nothing else subscribes.
   term.onData(() => undefined);
   term.onBinary(() => undefined);
-  const internals = probeInternals(term);
-  patchWrapScroll(term);
+  const internals = probeInternals(term, screen);
   return { term, serializer, internals };
 }
 
-function probeInternals(term: HeadlessTerminal): XtermInternals | null {
+function probeInternals(term: HeadlessTerminal, screen: TmuxScreen | null): XtermInternals | null {
   const core = (term as unknown as { _core?: CoreShape })._core;
   const wb = core?._writeBuffer;
   const cs = core?.coreService;
@@ -170,36 +155,21 @@ function probeInternals(term: HeadlessTerminal): XtermInternals | null {
       // An empty chunk: writeSync first parses every queued chunk, then this one (nothing).
       writeBuffer.writeSync(new Uint8Array(0));
     },
-    parserState: probeParserState(core),
+    parserState: screen ? probeParserState(core, screen) : null,
   };
 }
 
 /**
- * Every member is looked up at call time: a full reset (RIS) replaces the pen object and both
- * buffers.
+ * Every member is looked up at call time: a full reset (RIS) replaces the pen object.
  */
-function probeParserState(core: CoreShape): ParserStateAccess | null {
+function probeParserState(core: CoreShape, screen: TmuxScreen): ParserStateAccess | null {
   const handler = core._inputHandler;
-  const buffers = core._bufferService?.buffers;
   const cs = core._charsetService;
-  const isBuffer = (b: unknown): b is BufferShape => typeof (b as BufferShape | undefined)?.savedY === 'number' && typeof (b as BufferShape).savedCurAttrData?.fg === 'number';
   const pen0 = handler?._curAttrData as PenShape | undefined;
   if (!handler || !pen0 || typeof pen0.fg !== 'number' || typeof pen0.extended?.clone !== 'function') return null;
   if (!cs || typeof cs.glevel !== 'number' || !Array.isArray(cs._charsets) || typeof cs.setgLevel !== 'function' || typeof cs.setgCharset !== 'function') return null;
-  if (!buffers || !isBuffer(buffers.normal) || !isBuffer(buffers.alt)) return null;
-  const set = buffers as { normal: BufferShape; alt: BufferShape; active: BufferShape };
   const pen = (): PenShape => handler._curAttrData as PenShape;
   const charsets = cs as CharsetServiceShape;
-  const save = (b: BufferShape): SavedCursor => ({ x: b.savedX, y: b.savedY - b.ybase, fg: b.savedCurAttrData.fg, bg: b.savedCurAttrData.bg, charset: b.savedCharset });
-  const load = (b: BufferShape, s: SavedCursor, position: boolean): void => {
-    if (position) {
-      b.savedX = s.x;
-      b.savedY = b.ybase + s.y;
-    }
-    b.savedCurAttrData.fg = s.fg;
-    b.savedCurAttrData.bg = s.bg;
-    b.savedCharset = s.charset;
-  };
   return {
     save: () => {
       const { fg, bg, extended } = pen();
@@ -211,8 +181,8 @@ function probeParserState(core: CoreShape): ParserStateAccess | null {
         charsets: [...charsets._charsets],
         glevel: charsets.glevel,
         charset: charsets.charset,
-        alternate: set.active === set.alt,
-        saved: { normal: save(set.normal), alternate: save(set.alt) },
+        alternate: screen.alternate,
+        tmux: { saved: screen.saved, alternateSave: screen.alternateSave, zwj: screen.zwj },
       };
     },
     load: (state) => {
@@ -227,33 +197,14 @@ function probeParserState(core: CoreShape): ParserStateAccess | null {
       for (let g = 0; g < Math.max(4, state.charsets.length); g++) charsets.setgCharset(g, state.charsets[g]);
       charsets.setgLevel(state.glevel);
       charsets.charset = state.charset; // DECRC can leave it different from the GL level's designation
-      const alternate = set.active === set.alt;
-      if (alternate === state.alternate) {
-        // The active buffer's DECSC is the program's own. While the alternate screen is on, the
-        // normal buffer's saved position comes from tmux (alternate_saved_x/y), its pen from here.
-        load(alternate ? set.alt : set.normal, alternate ? state.saved.alternate : state.saved.normal, true);
-        if (alternate) load(set.normal, state.saved.normal, false);
-      }
+      // tmux's DECSC save belongs to the pane's parser, not to a screen: it carries as it is.
+      screen.saved = { ...state.tmux.saved, pen: state.tmux.saved.pen.clone() };
+      screen.zwj = state.tmux.zwj;
+      // The rebuild entered the alternate screen at tmux's alternate_saved_x/y with a default pen;
+      // the pen `?1049h` really saved is the one the stream carried.
+      const carried = state.tmux.alternateSave;
+      const rebuilt = screen.alternateSave;
+      if (carried) screen.alternateSave = rebuilt ? { ...rebuilt, pen: carried.pen.clone() } : carried;
     },
-  };
-}
-
-/**
- * xterm fills the row an autowrap scrolls in with the current background (BCE); tmux 3.3a does
- * not (screen_write_cell wraps with screen_write_linefeed(ctx, 1, 8): default colour). Without
- * this, text with a background colour that wraps at the bottom row leaves coloured blanks in the
- * mirror that tmux's grid does not have. An explicit LF keeps BCE in both.
- */
-function patchWrapScroll(term: HeadlessTerminal): void {
-  const bufferService = (term as unknown as { _core?: CoreShape })._core?._bufferService;
-  if (!bufferService || typeof bufferService.scroll !== 'function') return;
-  const target = bufferService as { scroll(eraseAttr: AttrShape, isWrapped?: boolean): void };
-  const scroll = target.scroll.bind(target);
-  target.scroll = (eraseAttr, isWrapped = false) => {
-    if (!isWrapped || (eraseAttr.bg === 0 && eraseAttr.fg === 0)) return scroll(eraseAttr, isWrapped);
-    const plain = eraseAttr.clone();
-    plain.fg = 0;
-    plain.bg = 0;
-    scroll(plain, isWrapped);
   };
 }

@@ -13,8 +13,9 @@ import type { Disposable } from '../clock.js';
 import { ClosedError } from '../errors.js';
 import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type CursorState } from './cell-grid.js';
 import { Fnv1a64 } from './fnv1a64.js';
-import { createTerminal, type CreatedTerminal, type ParserState } from './headless.js';
+import { createTerminal, type CreatedTerminal, type EmulatorLog, type ParserState } from './headless.js';
 import { rebuildInto, type PaneCapture } from './rebuild.js';
+import { TmuxInputFilter } from './tmux-input-filter.js';
 
 export interface MirrorOptions {
   readonly cols: number;
@@ -23,6 +24,11 @@ export interface MirrorOptions {
   readonly scrollback: number;
   /** Largest chunk parsed synchronously while idle; 0 disables the sync path. */
   readonly syncWriteMaxBytes?: number;
+  /**
+   * Something the owner should record: the emulator's own log lines (`emulator_log`, counted and
+   * reported at the 1st, 10th, 100th… occurrence of each message, so a flood costs a handful).
+   */
+  readonly onIncident?: (code: string, detail: Record<string, unknown>) => void;
 }
 
 export type SnapshotFormat = 'text' | 'ansi' | 'html';
@@ -81,6 +87,9 @@ function opBytes(op: Op): number {
 export class Mirror {
   readonly #scrollback: number;
   readonly #syncMax: number;
+  /** tmux's own parser in front of the emulator: only what tmux acts on reaches xterm. */
+  readonly #filter = new TmuxInputFilter();
+  readonly #log: EmulatorLog;
   #terminal: CreatedTerminal;
   /** Bumped whenever the terminal is replaced: callbacks of a retired terminal are ignored. */
   #generation = 0;
@@ -104,7 +113,8 @@ export class Mirror {
   constructor(options: MirrorOptions) {
     this.#scrollback = options.scrollback;
     this.#syncMax = options.syncWriteMaxBytes ?? DEFAULT_SYNC_WRITE_MAX_BYTES;
-    this.#terminal = createTerminal(options.cols, options.rows, options.scrollback);
+    this.#log = rateLimitedLog(options.onIncident);
+    this.#terminal = createTerminal(options.cols, options.rows, options.scrollback, this.#log);
   }
 
   get cols(): number {
@@ -148,6 +158,15 @@ export class Mirror {
     return this.#open().term.buffer.active.type === 'alternate';
   }
 
+  /**
+   * The pane's parser is inside a string sequence (OSC, DCS, APC, PM, SOS, `ESC k`). tmux 3.3a gives
+   * up on one after 5 s (input_timer_callback: back to the ground state, pen reset), a time the
+   * mirror cannot see: an owner that sees this stay true that long resyncs from tmux.
+   */
+  get parserInString(): boolean {
+    return this.#filter.inString;
+  }
+
   /** Input modes the program turned on (decides the bytes of a key or a paste on a raw pty). */
   get inputModes(): { readonly applicationCursorKeys: boolean; readonly applicationKeypad: boolean; readonly bracketedPaste: boolean } {
     const m = this.#open().term.modes;
@@ -158,16 +177,20 @@ export class Mirror {
    * Pane bytes, in pane order. A queued chunk is referenced (not copied) until parsed: do not
    * reuse its memory. Ignored after dispose (a late %output during shutdown is not an error).
    */
-  write(data: Uint8Array): void {
-    if (this.#disposed || data.length === 0) return;
+  write(pane: Uint8Array): void {
+    if (this.#disposed || pane.length === 0) return;
+    // Valid until the next push: parsed now, or copied into the queue.
+    const data = this.#filter.push(pane);
+    if (data.length === 0) return;
     const { internals } = this.#terminal;
     if (data.length <= this.#syncMax && internals && this.#issued === this.#completed && internals.writeBufferEmpty()) {
       internals.writeSync(data);
       this.#parsed();
       return;
     }
-    for (let at = 0; at < data.length; at += SLICE_BYTES) {
-      this.#enqueue({ kind: 'bytes', data: data.subarray(at, at + SLICE_BYTES), ticket: ++this.#issued });
+    const owned = data.slice();
+    for (let at = 0; at < owned.length; at += SLICE_BYTES) {
+      this.#enqueue({ kind: 'bytes', data: owned.subarray(at, at + SLICE_BYTES), ticket: ++this.#issued });
     }
     if (!this.#draining && this.backlogBytes > HIGH_WATER_BYTES) this.#draining = true;
   }
@@ -204,6 +227,7 @@ export class Mirror {
   /** A blank terminal of the current size; bytes still queued are dropped. */
   reset(): void {
     if (this.#disposed) return;
+    this.#filter.reset();
     this.#replaceTerminal(this.cols, this.rows);
     this.#parsed();
   }
@@ -223,6 +247,10 @@ export class Mirror {
     const carried = capture.continuous === true ? this.#settledParserState() : null;
     this.#replaceTerminal(capture.cols, capture.rows);
     const { term, internals } = this.#terminal;
+    // The pending bytes are tmux's parser input since its last ground state: through a fresh
+    // filter they leave it in tmux's parser state, so the next %output continues them.
+    this.#filter.reset();
+    const pending = this.#filter.push(capture.pending).slice();
     rebuildInto(
       {
         beforePending: () => {
@@ -238,7 +266,7 @@ export class Mirror {
           return cell ? readCell(cell) : null;
         },
       },
-      capture,
+      { ...capture, pending },
     );
     this.#parsed();
   }
@@ -403,14 +431,47 @@ export class Mirror {
   #replaceTerminal(cols: number, rows: number): void {
     this.#retire();
     const old = this.#terminal;
-    this.#terminal = createTerminal(cols, rows, this.#scrollback);
+    this.#terminal = createTerminal(cols, rows, this.#scrollback, this.#log);
     old.term.dispose();
   }
 }
 
-/** A row's text without trailing blanks (translateToString(true) keeps written spaces). */
+/**
+ * Each distinct message is reported at its 1st, 10th, 100th… occurrence: a flood of one message
+ * costs a handful of incidents, and the count says how big it was.
+ */
+export function rateLimitedLog(onIncident: MirrorOptions['onIncident']): EmulatorLog {
+  const counts = new Map<string, number>();
+  return (level, message) => {
+    const key = message.slice(0, 200);
+    const n = (counts.get(key) ?? 0) + 1;
+    if (counts.size < 100 || counts.has(key)) counts.set(key, n);
+    if (onIncident && isPowerOfTen(n)) onIncident('emulator_log', { level, message: key, count: n });
+  };
+}
+
+function isPowerOfTen(n: number): boolean {
+  let p = 1;
+  while (p < n) p *= 10;
+  return p === n;
+}
+
+/**
+ * A row's text without trailing blanks, cell by cell: xterm's translateToString steps over the
+ * column after a wide character, which tmux can leave holding a character of its own (a wide
+ * character at column 0 whose second half was overwritten keeps its first half).
+ */
 function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number): string {
-  return (buffer.getLine(y)?.translateToString(true) ?? '').replace(/ +$/, '');
+  const line = buffer.getLine(y);
+  if (!line) return '';
+  const cell = buffer.getNullCell();
+  let text = '';
+  for (let x = 0; x < line.length; x++) {
+    line.getCell(x, cell);
+    if (cell.getWidth() === 0) continue;
+    text += cell.getChars() || ' ';
+  }
+  return text.replace(/ +$/, '');
 }
 
 function hashCell(h: Fnv1a64, cell: Cell): void {

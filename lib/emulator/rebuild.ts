@@ -4,7 +4,7 @@
  * bytes of an unfinished escape sequence.
  */
 import { ByteBuilder } from './byte-builder.js';
-import { captureReplay, splitCaptureRows } from './capture-replay.js';
+import { captureReplay, replayable, splitCaptureRows } from './capture-replay.js';
 import { sgrOf, type Cell } from './cell-grid.js';
 import { createTerminal } from './headless.js';
 import type { Mirror } from './mirror.js';
@@ -86,7 +86,7 @@ export function rebuildInto(target: RebuildTarget, capture: PaneCapture): void {
     const cell = last?.width === 0 ? target.cellAt(cols - 2, state.cursorY) : last;
     if (cell) {
       const x = cell === last ? cols - 1 : cols - 2;
-      target.write(new ByteBuilder().ascii(`\x1b[${row};${x + 1}H${sgrOf(cell)}`).bytes(utf8(cell.ch)).ascii('\x1b[0m').build());
+      target.write(new ByteBuilder().ascii(`\x1b[${row};${x + 1}H${sgrOf(cell)}`).bytes(replayable(utf8(cell.ch))).ascii('\x1b[0m').build());
     }
   }
 
