@@ -10,6 +10,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { capturePaneArgv } from '../lib/control/tmux-commands.js';
 import { captureReplay, splitCaptureRows } from '../lib/emulator/capture-replay.js';
 import { compareWithCapture } from '../lib/emulator/fidelity.js';
 import { Mirror } from '../lib/emulator/mirror.js';
@@ -71,7 +72,7 @@ export const fidelityCheck: Benchmark = {
         const full = percentiles(await time(n, () => s.fidelity()));
         const digest = percentiles(await time(n, () => s.digest()));
         // The comparison alone: a mirror painted from one capture taken outside, against it.
-        const out = (await run(TMUX, ['-S', bench.socketOf(name), 'capture-pane', '-p', '-e', '-N', '-t', name], { encoding: 'buffer' })).stdout;
+        const out = (await run(TMUX, ['-S', bench.socketOf(name), ...capturePaneArgv(name, { attributes: true })], { encoding: 'buffer' })).stdout;
         const capture = new Uint8Array(out.subarray(0, out.length > 0 && out[out.length - 1] === 0x0a ? out.length - 1 : out.length));
         const mirror = new Mirror({ cols, rows: lines, scrollback: 1000 });
         mirror.write(captureReplay(splitCaptureRows(capture)).build());

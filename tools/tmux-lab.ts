@@ -21,7 +21,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ControlClient } from '../backends/tmux/control-client.js';
-import { quote } from '../lib/control/encode.js';
+import type { PaneId } from '../lib/control/ids.js';
+import { screenAndHistory, type ScreenAndHistoryParts } from '../lib/control/pane-snapshot.js';
+import { displayMessageArgv, fuzzLabConfig, killServerArgv, killWindow, newWindow, startServerArgv } from '../lib/control/tmux-commands.js';
 import type { Reply } from '../lib/control/command-queue.js';
 import { captureReplay, splitCaptureRows } from '../lib/emulator/capture-replay.js';
 import { compareWithCapture, type CellMismatch } from '../lib/emulator/fidelity.js';
@@ -30,19 +32,6 @@ import { Mirror } from '../lib/emulator/mirror.js';
 import { systemClock } from '../lib/system-clock.js';
 
 const run = promisify(execFile);
-
-/** The options of a drive's server (backends/tmux/server-conf.ts) that change what a pane shows. */
-const CONF_LINES = [
-  'set -g remain-on-exit on',
-  "set -g remain-on-exit-format ''",
-  'set -g scroll-on-clear off',
-  'set -g status off',
-  'set -s escape-time 0',
-  'set -g automatic-rename off',
-  'set -g allow-rename off',
-  'set -s default-terminal tmux-256color',
-  'set -s set-clipboard off',
-];
 
 const ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', TERM: 'xterm-256color' };
 /** A case whose bytes have not all arrived by then is an infrastructure failure, not a divergence. */
@@ -149,11 +138,11 @@ export class TmuxLab {
     const lab = new TmuxLab(dir, options.dir === undefined, options.historyLimit ?? 200);
     const conf = join(dir, 'tmux.conf');
     const sizes = [...new Map(options.sizes.map(([c, r]) => [`L${c}x${r}`, [c, r] as const])).entries()];
-    // history-limit is read when a pane is created: before any session.
-    const sessions = sizes.map(([name, [c, r]]) => `new-session -d -s ${name} -x ${c} -y ${r} -- sleep 1000000`);
-    writeFileSync(conf, [`set -g history-limit ${lab.#historyLimit}`, ...CONF_LINES, ...sessions, ''].join('\n'));
-    await run('tmux', ['-u', '-S', lab.#socket, '-f', conf, 'start-server'], { env: ENV, timeout: COMMAND_TIMEOUT_MS });
-    lab.#serverPid = Number((await run('tmux', ['-S', lab.#socket, 'display-message', '-p', '#{pid}'], { env: ENV, timeout: COMMAND_TIMEOUT_MS })).stdout.trim());
+    writeFileSync(conf, fuzzLabConfig(lab.#historyLimit, sizes.map(([name, [cols, rows]]) => ({ name, cols, rows }))));
+    await run('tmux', startServerArgv(lab.#socket, conf), { env: ENV, timeout: COMMAND_TIMEOUT_MS });
+    const first = sizes[0]?.[0];
+    if (first === undefined) throw new Error('TmuxLab.start needs at least one pane size');
+    lab.#serverPid = Number((await run('tmux', ['-S', lab.#socket, ...displayMessageArgv(first, '#{pid}')], { env: ENV, timeout: COMMAND_TIMEOUT_MS })).stdout.trim());
     process.once('exit', lab.#onExit);
     try {
       for (const [name] of sizes) {
@@ -183,7 +172,7 @@ export class TmuxLab {
     try {
       const reply = await lane.client.command(
         // `sh` only sets the tty mode and execs; the case's bytes are in a file, never on a command line.
-        `new-window -d -t ${lane.session}: -P -F '#{pane_id}' -- ${['sh', '-c', 'stty raw -echo && cat "$1" && exec sleep 1000000', 'sh', file].map(quote).join(' ')}`,
+        newWindow(lane.session, ['sh', '-c', 'stty raw -echo && cat "$1" && exec sleep 1000000', 'sh', file]),
         COMMAND_TIMEOUT_MS,
       );
       pane = replyText(reply).trim();
@@ -195,21 +184,14 @@ export class TmuxLab {
         const cursor = { x: 0, y: 0, visible: true };
         return { equal: false, cellMismatches: [], cellMismatchCount: 0, cursor: { tmux: cursor, mirror: cursor }, alternate: { tmux: false, mirror: false }, thrown: sink.thrown };
       }
-      const [state, visible, history] = await lane.client.batch(
-        [
-          `display-message -p -t ${pane} '#{cursor_x} #{cursor_y} #{cursor_flag} #{alternate_on} #{history_size}'`,
-          `capture-pane -p -e -N -t ${pane}`,
-          `capture-pane -p -e -N -S - -E -1 -t ${pane}`,
-        ],
-        COMMAND_TIMEOUT_MS,
-      );
-      if (!state || !visible || !history) throw new Error('incomplete capture batch');
-      return compare(mirror, state, visible, history);
+      // Framed by size, as the backend's snapshots are: the fuzzer's bytes may print any protocol line.
+      const batch = screenAndHistory(pane as PaneId, '#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{alternate_on}\t#{history_size}');
+      return compare(mirror, batch.read(await lane.client.batch(batch.commands, COMMAND_TIMEOUT_MS)));
     } finally {
       mirror.dispose();
       if (pane !== undefined) {
         lane.panes.delete(pane);
-        await lane.client.command(`kill-window -t ${pane}`, COMMAND_TIMEOUT_MS).catch(() => undefined);
+        await lane.client.command(killWindow(pane as PaneId), COMMAND_TIMEOUT_MS).catch(() => undefined);
       }
       rmSync(file, { force: true });
     }
@@ -219,7 +201,7 @@ export class TmuxLab {
     if (this.#closed) return;
     this.#closed = true;
     const lanes = await Promise.allSettled([...this.#lanes.values()]);
-    await run('tmux', ['-S', this.#socket, 'kill-server'], { env: ENV, timeout: COMMAND_TIMEOUT_MS }).catch(() => undefined);
+    await run('tmux', killServerArgv(this.#socket), { env: ENV, timeout: COMMAND_TIMEOUT_MS }).catch(() => undefined);
     for (const l of lanes) if (l.status === 'fulfilled') await l.value.client.detach().catch(() => undefined);
     this.#onExit();
     process.removeListener('exit', this.#onExit);
@@ -319,15 +301,15 @@ function captureText(capture: Uint8Array, cols: number): string[] {
   }
 }
 
-function compare(mirror: Mirror, state: Reply, visible: Reply, history: Reply): Divergence {
-  const [x, y, flag, alt, historySize] = replyText(state).trim().split(' ').map(Number) as [number, number, number, number, number];
-  const report = compareWithCapture(mirror, replyBytes(visible), { x, y });
+function compare(mirror: Mirror, parts: ScreenAndHistoryParts): Divergence {
+  const [x, y, flag, alt, historySize] = parts.cursor.trim().split('\t').map(Number) as [number, number, number, number, number];
+  const report = compareWithCapture(mirror, parts.capture, { x, y });
   const tmuxCursor = { x, y, visible: flag === 1 };
   const mirrorCursor = mirror.cursor;
   const tmuxAlternate = alt === 1;
   let historyDiff: Divergence['history'];
   if (!tmuxAlternate && !mirror.alternate) {
-    const tmuxRows = historySize === 0 ? [] : captureText(replyBytes(history), mirror.cols);
+    const tmuxRows = historySize === 0 ? [] : captureText(parts.history, mirror.cols);
     const snap = mirror.snapshot({ format: 'text', scrollback: 'all' });
     const mirrorRows = snap.content.split('\n').slice(0, snap.scrollbackLines);
     if (tmuxRows.length !== mirrorRows.length || tmuxRows.some((r, i) => r !== mirrorRows[i])) historyDiff = { tmux: tmuxRows, mirror: mirrorRows };

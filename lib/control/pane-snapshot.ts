@@ -28,7 +28,7 @@ import {
 import { decodeUtf8 } from './utf8.js';
 
 /** The paste buffers the snapshots use; one tmux server per drive, captures one at a time. */
-export const SNAPSHOT_BUFFERS = { main: 'td-snap-main', alternate: 'td-snap-alt', screen: 'td-snap-screen' } as const;
+export const SNAPSHOT_BUFFERS = { main: 'td-snap-main', alternate: 'td-snap-alt', screen: 'td-snap-screen', history: 'td-snap-hist' } as const;
 
 /** The size of buffer `name` from a bufferSizes() reply; 0 when it does not exist (an empty capture makes no buffer). */
 export function bufferSizeIn(reply: EarlierReply | undefined, name: string): number {
@@ -149,6 +149,40 @@ export function visibleScreen(target: PaneId, cursorFormat: string): SnapshotBat
       const cursor = replies[4];
       if (!capture || !cursor) throw new Error('visible screen replies are missing');
       return { capture: joinLines(capture.lines), cursor: cursor.text() };
+    },
+  };
+}
+
+export interface ScreenAndHistoryParts extends VisibleScreenParts {
+  /** The history rows, one line each, trailing spaces kept. */
+  readonly history: Uint8Array;
+}
+
+/**
+ * The differential fuzzer's batch (tools/tmux-lab.ts): the state (`stateFormat`), the visible screen
+ * and the history row by row, both framed: the pane's text there is whatever the fuzzer printed.
+ */
+export function screenAndHistory(target: PaneId, stateFormat: string): SnapshotBatch<ScreenAndHistoryParts> {
+  const { screen, history } = SNAPSHOT_BUFFERS;
+  const commands: TmuxCommand[] = [
+    displayMessage(target, stateFormat),
+    deleteBuffer(screen),
+    deleteBuffer(history),
+    capturePaneToBuffer(target, 'screen', screen),
+    capturePaneToBuffer(target, 'history', history),
+    bufferSizes([screen, history]),
+    capturePanePrinted(target, 'screen', framedBy(5, screen)),
+    capturePanePrinted(target, 'history', framedBy(5, history)),
+    deleteBuffer(screen),
+    deleteBuffer(history),
+  ];
+  return {
+    commands,
+    captureAt: 7,
+    read(replies) {
+      const [state, capture, hist] = [replies[0], replies[6], replies[7]];
+      if (!state || !capture || !hist) throw new Error('screen and history replies are missing');
+      return { cursor: state.text(), capture: joinLines(capture.lines), history: joinLines(hist.lines) };
     },
   };
 }

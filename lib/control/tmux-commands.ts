@@ -257,12 +257,14 @@ export function deleteBuffer(name: string): TmuxCommand {
  * rows joined, trailing spaces kept, attributes as SGR); the primary screen saved while the
  * alternate one is on (empty without one); the visible screen row by row.
  */
-export type CaptureRegion = 'history-and-screen' | 'alternate-saved' | 'screen';
+export type CaptureRegion = 'history-and-screen' | 'alternate-saved' | 'screen' | 'history';
 
 const REGION_FLAGS: Readonly<Record<CaptureRegion, string>> = {
   'history-and-screen': '-e -J -N -S - -E -',
   'alternate-saved': '-e -J -N -a -q',
   screen: '-e -N',
+  // The history alone, row by row (the differential fuzzer compares it with the mirror's).
+  history: '-e -N -S - -E -1',
 };
 
 /** `capture-pane -b <buffer> …`: the capture into a paste buffer, which tells its exact size. */
@@ -313,24 +315,29 @@ export interface ServerConfigInput {
  * (a caller's `#(…)` would run on the host); the pane starts in the server's cwd and its argv
  * enters the working directory. The argv words after `--` are not expanded (spawn.c execs them).
  */
+/** The options of a drive's server that change what a pane shows (the fuzz lab's server shares them). */
+const PANE_OPTIONS: readonly string[] = [
+  'set -g remain-on-exit on',
+  "set -g remain-on-exit-format ''",
+  'set -g scroll-on-clear off',
+  'set -g status off',
+  'set -s escape-time 0',
+  'set -g automatic-rename off',
+  'set -g allow-rename off',
+  'set -s default-terminal tmux-256color',
+  // A program must not reach tmux's paste buffers or an operator's clipboard through OSC 52.
+  'set -s set-clipboard off',
+];
+
 export function serverConfig(input: ServerConfigInput): string {
   if (!Array.isArray(input.argv) || input.argv.length < 2) throw bad('a pane argv needs at least two words');
   return [
     // history-limit applies to panes created after it is set: before new-session.
     `set -g history-limit ${wholeNumber(input.scrollback, 'scrollback', 2_147_483_647)}`,
-    'set -g remain-on-exit on',
-    "set -g remain-on-exit-format ''",
-    'set -g scroll-on-clear off',
-    'set -g status off',
-    'set -s escape-time 0',
+    ...PANE_OPTIONS,
     "set -g update-environment ''",
     'set -s exit-unattached off',
     'set -g destroy-unattached off',
-    'set -g automatic-rename off',
-    'set -g allow-rename off',
-    'set -s default-terminal tmux-256color',
-    // A program must not reach tmux's paste buffers or an operator's clipboard through OSC 52.
-    'set -s set-clipboard off',
     `set -g default-size ${dimension(input.cols, 'cols')}x${dimension(input.rows, 'rows')}`,
     // A hook's `display-message -p` reaches control clients as a bare line (tmux 3.3a has no
     // pane-died notification); the backend confirms it with a pane_dead query.
@@ -341,6 +348,31 @@ export function serverConfig(input: ServerConfigInput): string {
     'set -g window-size manual',
     '',
   ].join('\n');
+}
+
+/**
+ * The differential fuzzer's server (tools/tmux-lab.ts): the drive's pane options and one idle
+ * session per pane size, all made at start (tmux 3.3a segfaulted when sessions were created while
+ * other control clients made and killed windows).
+ */
+export function fuzzLabConfig(historyLimit: number, sessions: readonly { readonly name: SessionName; readonly cols: number; readonly rows: number }[]): string {
+  return [
+    `set -g history-limit ${wholeNumber(historyLimit, 'history limit', 2_147_483_647)}`,
+    ...PANE_OPTIONS,
+    ...sessions.map((x) => `new-session -d -s ${session(x.name)} -x ${dimension(x.cols, 'cols')} -y ${dimension(x.rows, 'rows')} -- sleep 1000000`),
+    '',
+  ].join('\n');
+}
+
+/** `new-window -d -t =<session>: -P -F '#{pane_id}' -- argv…`: a fresh pane; the reply is its id. */
+export function newWindow(target: SessionName, argv: readonly string[]): TmuxCommand {
+  if (!Array.isArray(argv) || argv.length < 2) throw bad('a pane argv needs at least two words');
+  return { line: `new-window -d -t ${sessionTarget(target)} -P -F '#{pane_id}' -- ${argv.map(quote).join(' ')}` };
+}
+
+/** `kill-window -t %N`: the window of that pane. */
+export function killWindow(target: PaneId): TmuxCommand {
+  return { line: `kill-window -t ${pane(target)}` };
 }
 
 // --- argv of `tmux …` subprocesses (the command-line form: words, no lexer) ---------------------
@@ -379,9 +411,9 @@ export function displayMessageArgv(target: PaneId | SessionName, format: string)
   return ['display-message', '-p', '-t', paneOrSession(target), '--', fixedFormat(format)];
 }
 
-/** `capture-pane -p -t <target>`: the visible screen, trailing spaces trimmed. */
-export function capturePaneArgv(target: PaneId | SessionName): string[] {
-  return ['capture-pane', '-p', '-t', paneOrSession(target)];
+/** `capture-pane -p [-e -N] -t <target>`: the visible screen, trimmed, or with attributes and trailing spaces. */
+export function capturePaneArgv(target: PaneId | SessionName, opts: { readonly attributes?: boolean } = {}): string[] {
+  return ['capture-pane', '-p', ...(opts.attributes ? ['-e', '-N'] : []), '-t', paneOrSession(target)];
 }
 
 /** `send-keys -t <target> -l -- <text>` as argv: text without control bytes. */
