@@ -334,7 +334,8 @@ export function judgeRecordedFrames(frames: readonly RecordedCorpusFrame[], prof
   return frames.map(({ name, frame }) => {
     const profile = profiles.get(frame.profile);
     if (!profile) throw new Error(`${name}: unknown profile "${frame.profile}"`);
-    return judgeFrame(name, frame, classifyScreen(fixtureSnapshot(frame), frame.signals, profile));
+    // The program is the frame's folder (codex, gemini, claude-code, opencode, programs).
+    return { ...judgeFrame(name, frame, classifyScreen(fixtureSnapshot(frame), frame.signals, profile)), program: name.split('/')[0] ?? frame.program.name };
   });
 }
 

@@ -13,7 +13,6 @@
  * scratch HOME (seeded as the script says), no network, under the default sandbox.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadProfileFiles } from '../lib/profile-files.js';
@@ -45,7 +44,8 @@ async function main(): Promise<void> {
   const wanted = scripts.filter((sc) => only === undefined || only.has(sc.name));
   if (only) for (const n of only) if (!scripts.some((sc) => sc.name === n)) throw new Error(`no script named ${n} (see --list)`);
   const profiles = loadProfileFiles();
-  const dataRoot = mkdtempSync(join(tmpdir(), 'td-cli-'));
+  // Outside /tmp, as a user's HOME is: codex warns about helper binaries under /tmp.
+  const dataRoot = mkdtempSync(join('/var/tmp', 'td-cli-'));
   const indexFile = join(recordingsDir, 'index.json');
   const index = new Set<string>(existsSync(indexFile) ? (JSON.parse(readFileSync(indexFile, 'utf8')) as { recordings: string[] }).recordings : []);
   try {

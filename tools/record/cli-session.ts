@@ -28,8 +28,10 @@ const SAMPLE_MS = 250;
 const BUSY_WINDOW_MS = 1000;
 /** Quiet time that makes a capture `settled`: above the session's own quiet watch (250 ms). */
 const SETTLED_MS = 300;
-/** A `between` capture: output stopped this long, longer than the classifier's flowingMs (100 ms). */
-const BETWEEN_MS = 150;
+/** A `between` capture: output stopped this long, just over the classifier's flowingMs (100 ms). */
+const BETWEEN_MS = 110;
+/** How long a `between` capture looks for such a pause before it takes the screen as it is. */
+const BETWEEN_WITHIN_MS = 8000;
 /** A recording file above this (gzipped) is reported: trim the script. */
 const MAX_CAST_BYTES = 200 * 1024;
 
@@ -61,6 +63,8 @@ export interface RecordCtx {
   /** Evidence for the timeline (a wait's outcome, a status). */
   note(text: string): void;
   exit(timeoutMs?: number): Promise<void>;
+  /** Steps a CLI version may not have: a failure is noted and Escape pressed, the script goes on. */
+  optional(what: string, steps: () => Promise<void>): Promise<void>;
 }
 
 export interface RecordingScript {
@@ -122,6 +126,13 @@ export async function recordSession(script: RecordingScript, dataRoot: string): 
   step(`launch ${[script.allow.match.path, ...(script.args ?? [])].join(' ')} (${cols}x${rows}, sandboxed, no network; HOME = the drive's project dir, cwd = ~/work)`);
   const s = await driver.create({ allowId: script.allow.id, name: script.name, project: script.name, cwd: 'work', cols, rows, ...(script.args ? { args: [...script.args] } : {}) });
   const outputWaiters = new Set<() => void>();
+  // The screen as create() leaves it is the recording's first event: what the program drew before
+  // the control client attached reached the mirror through the attach capture, not as output
+  // (an alternate-screen switch, htop's first frame). Read in the same tick as the listener below
+  // is attached, so no chunk is in both or in neither (small chunks are parsed as they arrive).
+  const initial = s.read({ format: 'ansi' }).content;
+  if (initial.length > 0) entries.push({ seq: ++seq, time: Date.now(), kind: 'output', data: new TextEncoder().encode(initial) });
+  if (s.transcript().some((e) => e.kind === 'output')) lastOutputAt = rel();
   s.on('output', (data) => {
     lastOutputAt = rel();
     entries.push({ seq: ++seq, time: startEpoch + lastOutputAt, kind: 'output', data: data.slice() });
@@ -211,7 +222,7 @@ export async function recordSession(script: RecordingScript, dataRoot: string): 
     } else if (how === 'between') {
       // Between two animation frames: output stopped for longer than flowingMs, not yet settled.
       took = 'now';
-      const end = rel() + 4000;
+      const end = rel() + BETWEEN_WITHIN_MS;
       while (rel() < end) {
         if (!(await nextOutput(2000))) break;
         await sleep(BETWEEN_MS);
@@ -317,6 +328,16 @@ export async function recordSession(script: RecordingScript, dataRoot: string): 
     frame: (name, how = 'settled') => capture(name, how),
     note(text) {
       notes.push({ t: sec(), note: text });
+    },
+    async optional(what, steps) {
+      try {
+        await steps();
+      } catch (err) {
+        const first = (err as Error).message.split('\n')[0] ?? '';
+        console.warn(`  ! ${script.name}: optional ${what} skipped: ${first}`);
+        notes.push({ t: sec(), note: `optional ${what} skipped: ${first}` });
+        await s.sendKeys(['Escape']).catch(() => undefined);
+      }
     },
     async exit(timeoutMs = 15_000) {
       const r = await s.wait({ forExit: true, timeoutMs });

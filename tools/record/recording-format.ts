@@ -101,15 +101,28 @@ export interface ReplayPlan {
   readonly modes: readonly (readonly [at: number, mode: ReplayMode])[];
   /** Stay in the last mode this long after the last event, then exit 0. */
   readonly holdS: number;
+  /**
+   * [at, timeoutS]: the recorded program reacted to a key sent here. The replay goes on from the
+   * gate when a key arrives (one read earlier, while it waited for input, brings the gate
+   * forward), or after timeoutS; everything after moves with it.
+   */
+  readonly gates?: readonly (readonly [at: number, timeoutS: number])[];
 }
+
+/** A recorded step that reached the program: `type "text"` or `keys A B`. */
+export const INPUT_STEP = /^(?:type |keys )/;
 
 export interface PlannedWindow {
   readonly plan: ReplayPlan;
+  /** The inputs the recorder sent inside the window, on the plan's clock (the harness sends them again). */
+  readonly inputs: readonly { readonly at: number; readonly step: string }[];
   /** The labels on the plan's clock (compressed, shifted). */
   readonly labels: readonly TimedLabel[];
   /** Plan time of the window's first and last instant. */
   readonly from: number;
   readonly to: number;
+  /** A recording time inside the window on the plan's clock. */
+  readonly mapTime: (t: number) => number;
 }
 
 export interface WindowOptions {
@@ -120,6 +133,8 @@ export interface WindowOptions {
   readonly maxGapS?: number;
   /** Seconds between the instant prefix and the window's first event (the screen settles). Default 0.5 s. */
   readonly leadS?: number;
+  /** Recorded `keys` steps become gates of this many seconds (the replay waits for a key there). */
+  readonly gateKeysS?: number;
 }
 
 /**
@@ -148,6 +163,8 @@ export function planWindow(rec: Recording, opts: WindowOptions): PlannedWindow {
   // Instants that keep their order and (up to maxGap) their spacing: writes, label and mode changes.
   const marks = new Set<number>([opts.from, opts.to, ...inside.map(([t]) => t)]);
   for (const l of timeline.labels) if (l.t > opts.from && l.t < opts.to) marks.add(l.t);
+  const steps = timeline.steps.filter((x) => x.t >= opts.from && x.t <= opts.to && INPUT_STEP.test(x.step));
+  for (const x of steps) marks.add(x.t);
   for (const s of timeline.samples) if (s[0] > opts.from && s[0] < opts.to && modeAt(timeline, s[0]) !== modeAt(timeline, s[0] - 0.001)) marks.add(s[0]);
   const sorted = [...marks].sort((a, b) => a - b);
   const mapped = new Map<number, number>();
@@ -177,11 +194,15 @@ export function planWindow(rec: Recording, opts: WindowOptions): PlannedWindow {
     const m = modeAt(timeline, t);
     if (m !== modes[modes.length - 1]?.[1]) modes.push([map(t), m]);
   }
+  // The window's end is an event too: the program holds its last mode until then.
+  modes.push([map(opts.to), modeAt(timeline, opts.to)]);
   const labels: TimedLabel[] = [];
   const first = labelAt(timeline.labels, opts.from);
   if (first) labels.push({ ...first, t: 0 });
   for (const l of timeline.labels) if (l.t > opts.from && l.t <= opts.to) labels.push({ ...l, t: map(l.t) });
-  return { plan: { writes, modes, holdS: 1 }, labels, from: lead, to: map(opts.to) };
+  const inputs = steps.map((x) => ({ at: map(x.t), step: x.step }));
+  const gates = opts.gateKeysS === undefined ? undefined : inputs.filter((x) => x.step.startsWith('keys ')).map((x) => [x.at, opts.gateKeysS as number] as const);
+  return { plan: { writes, modes, holdS: 1, ...(gates ? { gates } : {}) }, inputs, labels, from: lead, to: map(opts.to), mapTime: map };
 }
 
 function round3(n: number): number {
