@@ -1,39 +1,83 @@
 /**
- * Replays the screen fixture corpus (test/fixtures/screens) through classifyScreen and prints the
- * confusion matrix (labelled state × classified state), the frames whose reason, dialog kind or
- * suggestion differ from their label, and the count of working frames classified awaiting-input
- * (which must be zero: acting on a busy program is the costly mistake). Exits 1 on any mismatch.
+ * Replays the frame corpora through classifyScreen and prints the yardstick of issue 12:
+ *
+ * - test/fixtures/screens: the 53-frame corpus (real programs and labelled synthetic frames);
+ *   every frame must be classified as labelled.
+ * - test/fixtures/cli-frames: frames recorded from the real AI CLIs and ordinary programs
+ *   (npm run record-clis), each labelled by a person; the ones today's classifier gets wrong
+ *   are listed in cli-frames/known-wrong.json.
+ *
+ * It prints the confusion matrix (labelled state down, classified across) over real and
+ * synthetic frames separately and per program, the working frames read as awaiting-input, the
+ * live dialogs that would be neither escalated nor answered, dangerous dialogs some policy would
+ * answer, and every misreading grouped by situation. Exits 1 when a screens frame is wrong, or
+ * when the known-wrong list no longer matches (a listed frame now right, an unlisted frame wrong).
  *
  *   npm run corpus
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loadProfileFiles } from '../lib/profile-files.js';
-import { confusionMatrix, formatMatrix, loadCorpus, replayCorpus } from './fixture-format.js';
+import { formatMatrix, judgedMatrix, judgeRecordedFrames, judgeScreens, loadCorpus, loadKnownWrong, loadRecordedFrames, replayCorpus, type JudgedFrame } from './fixture-format.js';
+import { packageRoot } from './record/capture.js';
 
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('package.json not found above tools/corpus');
-    dir = up;
-  }
-  return dir;
+const root = packageRoot();
+const profiles = loadProfileFiles();
+const screens = replayCorpus(loadCorpus(join(root, 'test', 'fixtures', 'screens')), profiles);
+const framesDir = join(root, 'test', 'fixtures', 'cli-frames');
+const recorded = judgeRecordedFrames(loadRecordedFrames(framesDir), profiles);
+const knownWrong = loadKnownWrong(framesDir);
+const all = [...judgeScreens(screens), ...recorded];
+
+const pct = (n: number, d: number): string => (d === 0 ? '-' : `${((100 * n) / d).toFixed(1)}%`);
+const indent = (text: string): string => text.replace(/^/gm, '  ');
+const got = (j: JudgedFrame): string => `${j.verdict.state}/${j.verdict.reason}${j.verdict.dialog ? ` (${j.verdict.dialog.kind})` : ''}`;
+function block(title: string, frames: readonly JudgedFrame[]): void {
+  const state = frames.filter((f) => f.stateOk).length;
+  const full = frames.filter((f) => f.ok).length;
+  console.log(`\n${title}: ${frames.length} frames; state as labelled ${pct(state, frames.length)} (${state}), everything as labelled ${pct(full, frames.length)} (${full})`);
+  if (frames.length > 0) console.log(indent(formatMatrix(judgedMatrix(frames))));
 }
 
-const results = replayCorpus(loadCorpus(join(packageRoot(), 'test', 'fixtures', 'screens')), loadProfileFiles());
-const synthetic = results.filter((r) => r.fixture.synthetic).length;
-console.log(`${results.length} frames (${results.length - synthetic} recorded from real programs, ${synthetic} synthetic)\n`);
-console.log(formatMatrix(confusionMatrix(results)));
-const wrong = results.filter((r) => !r.ok);
-const busyAsWaiting = results.filter((r) => r.fixture.label.state === 'working' && r.verdict.state === 'awaiting-input');
-console.log(`\nworking frames classified awaiting-input: ${busyAsWaiting.length}`);
-const reasons = results.filter((r) => r.ok).length;
-console.log(`state, reason, dialog kind and suggestion as labelled: ${reasons}/${results.length}`);
-for (const r of wrong) {
-  const l = r.fixture.label;
-  const v = r.verdict;
-  console.log(`  ✗ ${r.name}: label ${l.state}/${l.reason}${l.dialogKind ? `/${l.dialogKind}` : ''}, got ${v.state}/${v.reason}${v.dialog ? `/${v.dialog.kind}` : ''}`);
+// ---- the screens corpus: every frame as labelled --------------------------------------------------
+const screensWrong = screens.filter((r) => !r.ok);
+const synthetic = screens.filter((r) => r.fixture.synthetic).length;
+console.log(`test/fixtures/screens: ${screens.length} frames (${screens.length - synthetic} recorded from real programs, ${synthetic} synthetic), ${screens.length - screensWrong.length} as labelled`);
+for (const r of screensWrong) console.log(`  ✗ ${r.name}: label ${r.fixture.label.state}/${r.fixture.label.reason}, got ${r.verdict.state}/${r.verdict.reason}`);
+
+// ---- matrices --------------------------------------------------------------------------------------
+const real = all.filter((f) => !f.synthetic);
+const ai = real.filter((f) => f.program !== 'programs');
+block('Real frames, all (screens + cli-frames)', real);
+block('Real frames of the AI CLIs', ai);
+block('Synthetic frames (screens; aider is synthetic only: it cannot be installed here)', all.filter((f) => f.synthetic));
+for (const program of [...new Set(all.map((f) => f.program))].sort()) {
+  const mine = all.filter((f) => f.program === program);
+  block(`${program} (${mine.filter((f) => !f.synthetic).length} real, ${mine.filter((f) => f.synthetic).length} synthetic)`, mine);
 }
-if (wrong.length > 0 || busyAsWaiting.length > 0) process.exitCode = 1;
+
+// ---- the costly mistakes -----------------------------------------------------------------------------
+const list = (frames: readonly JudgedFrame[]): string => frames.map((f) => `\n  ${f.name}: got ${got(f)}`).join('');
+const busyAsWaiting = all.filter((f) => f.label.state === 'working' && f.verdict.state === 'awaiting-input');
+console.log(`\nworking frames read as awaiting-input: ${busyAsWaiting.length} (${busyAsWaiting.filter((f) => !f.synthetic).length} real)${list(busyAsWaiting)}`);
+const unescalated = all.filter((f) => f.unescalated);
+console.log(`live dialogs safe-only would neither escalate nor answer: ${unescalated.length}${list(unescalated)}`);
+const dangerous = all.filter((f) => f.dangerousAnswered);
+console.log(`auth / approval / destructive dialogs some policy would answer: ${dangerous.length}${list(dangerous)}`);
+
+// ---- every misreading, by situation ------------------------------------------------------------------
+const wrong = recorded.filter((f) => !f.ok);
+console.log(`\nrecorded frames not as labelled: ${wrong.length} of ${recorded.length}, by situation:`);
+const bySituation = new Map<string, JudgedFrame[]>();
+for (const f of wrong) bySituation.set(f.label.situation ?? '-', [...(bySituation.get(f.label.situation ?? '-') ?? []), f]);
+for (const [situation, frames] of [...bySituation].sort((a, b) => b[1].length - a[1].length)) {
+  console.log(`  ${situation} (${frames.length})`);
+  for (const f of frames) console.log(`    ${f.name}: label ${f.label.state}${f.label.dialog ? ` (${f.label.dialog} dialog)` : ''}, got ${got(f)} — ${f.wrong.join(', ')}${knownWrong[f.name] ? ` [known: ${knownWrong[f.name]}]` : ''}`);
+}
+
+// ---- the known-wrong list must say exactly what is wrong today -----------------------------------------
+const nowRight = Object.keys(knownWrong).filter((n) => recorded.find((f) => f.name === n)?.ok !== false);
+const unlisted = wrong.filter((f) => knownWrong[f.name] === undefined);
+console.log(`\nknown-wrong list (cli-frames/known-wrong.json): ${Object.keys(knownWrong).length} frames`);
+if (nowRight.length > 0) console.log(`  listed but right now (or gone), remove them: ${nowRight.join(', ')}`);
+if (unlisted.length > 0) console.log(`  wrong but not listed: ${unlisted.map((f) => f.name).join(', ')}`);
+if (screensWrong.length > 0 || nowRight.length > 0 || unlisted.length > 0) process.exitCode = 1;
