@@ -15,10 +15,12 @@
  *
  *   npm run corpus
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadProfileFiles } from '../lib/profile-files.js';
 import { formatMatrix, judgedMatrix, judgeRecordedFrames, judgeScreens, loadCorpus, loadKnownWrong, loadRecordedFrames, replayCorpus, type JudgedFrame } from './fixture-format.js';
 import { packageRoot } from './record/capture.js';
+import { judgeAgainstLabels, recordingNames, type RecordingTimeline } from './record/recording-format.js';
 
 const root = packageRoot();
 const profiles = loadProfileFiles();
@@ -72,6 +74,19 @@ for (const f of wrong) bySituation.set(f.label.situation ?? '-', [...(bySituatio
 for (const [situation, frames] of [...bySituation].sort((a, b) => b[1].length - a[1].length)) {
   console.log(`  ${situation} (${frames.length})`);
   for (const f of frames) console.log(`    ${f.name}: label ${f.label.state}${f.label.dialog ? ` (${f.label.dialog} dialog)` : ''}, got ${got(f)} — ${f.wrong.join(', ')}${knownWrong[f.name] ? ` [known: ${knownWrong[f.name]}]` : ''}`);
+}
+
+// ---- the library live, during the recordings (one run each: timing varies between runs) ----------------
+const recordingsDir = join(root, 'test', 'fixtures', 'cli-recordings');
+console.log('\nthe library during the recordings (status() as sampled every 250 ms, the state events it published), judged every 0.1 s against the labels:');
+console.log(`  ${'recording'.padEnd(20)}${'status agrees'.padStart(16)}${'working→awaiting'.padStart(18)}${'events agree'.padStart(16)}${'working→awaiting'.padStart(18)}`);
+for (const name of recordingNames(recordingsDir)) {
+  const t = JSON.parse(readFileSync(join(recordingsDir, `${name}.timeline.json`), 'utf8')) as RecordingTimeline;
+  const opts = { from: t.labels[0]?.t ?? 0, to: t.durationS, heldStepS: 0.1 };
+  const status = judgeAgainstLabels(t.observed.status, t.labels, { ...opts, afterChangeS: 0.6 });
+  const events = judgeAgainstLabels(t.observed.events, t.labels, { ...opts, afterChangeS: 1.0 });
+  const cell = (n: number, d: number): string => `${pct(n, d)} of ${(d / 10).toFixed(1)}s`;
+  console.log(`  ${name.padEnd(20)}${cell(status.agree, status.judged).padStart(16)}${`${(status.workingAsAwaiting / 10).toFixed(1)}s`.padStart(18)}${cell(events.agree, events.judged).padStart(16)}${`${(events.workingAsAwaiting / 10).toFixed(1)}s`.padStart(18)}`);
 }
 
 // ---- the known-wrong list must say exactly what is wrong today -----------------------------------------

@@ -692,11 +692,11 @@ async function recordReal(driver: Driver, dataDir: string, sc: Scenario): Promis
     }
     // The reads show the screen as of now: no output is parsed between them (one thread).
     const now = rel();
-    const text = s.read({ format: 'text' });
+    // The ANSI read is the whole screen untransformed (the default text read is a digest with the
+    // profile's ghost text stripped): its replay gives the lines and the cells the classifier reads.
     const ansi = s.read({ format: 'ansi' });
-    const replay = replayCells(ansi.content, text.cols, text.rows);
-    const lines = text.content.split('\n').slice(0, text.rows);
-    if (replay.lines.join('\n') !== lines.join('\n')) console.warn(`  ! ${sc.name}: the ANSI replay differs from the text read; cells may be off`);
+    const replay = replayCells(ansi.content, ansi.cols, ansi.rows);
+    const lines = [...replay.lines];
     const exit = s.exit;
     const pretend = frame.pretendQuietMs;
     const signals: ScreenSignals = {
@@ -714,7 +714,7 @@ async function recordReal(driver: Driver, dataDir: string, sc: Scenario): Promis
       synthetic: pretend !== undefined,
       source: sc.source,
       profile: sc.profile,
-      snapshot: { cols: text.cols, rows: text.rows, cursor: text.cursor, alternate: text.alternate, lines },
+      snapshot: { cols: ansi.cols, rows: ansi.rows, cursor: ansi.cursor, alternate: ansi.alternate, lines },
       cells: encodeCells(perceivedCells(replay.cells)),
       signals,
       ...(sc.notes ? { notes: sc.notes } : {}),

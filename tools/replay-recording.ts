@@ -19,17 +19,14 @@ import type { AutoAnswerPolicy } from '../lib/perceive/auto-answer.js';
 import type { SessionState } from '../lib/perceive/classify-screen.js';
 import type { Attention } from '../lib/session.js';
 import { packageRoot } from './record/capture.js';
-import { labelAt, loadRecording, planWindow, type ObservedPoint, type Recording, type TimedLabel } from './record/recording-format.js';
+import { judgeAgainstLabels, loadRecording, planWindow, type Agreement, type ObservedPoint, type Recording, type TimedLabel } from './record/recording-format.js';
+
+export type { Agreement };
 import type { Situation } from './fixture-format.js';
 
 /** How often the harness samples status() during a replay (a test's observer, not the library). */
 const SAMPLE_MS = 50;
-/**
- * Around a label change the labels' own timing is loose: the recorder labelled when its wait for
- * the new screen returned (tens of ms late), and the replay's clock starts with python's. Samples
- * this close before or after a change are not judged.
- */
-const BEFORE_CHANGE_S = 0.3;
+/** Samples this soon after a label change are not judged (see judgeAgainstLabels). */
 const AFTER_CHANGE_S = 0.6;
 /** State events come when output has been quiet 250 ms (the session's quiet watch): a little more slack after a change. */
 const EVENTS_AFTER_CHANGE_S = 1.0;
@@ -201,51 +198,11 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
   }
 }
 
-export interface Agreement {
-  /** Samples judged (outside the slack around label changes). */
-  readonly judged: number;
-  readonly agree: number;
-  /** Samples labelled working that read awaiting-input: the costly mistake. */
-  readonly workingAsAwaiting: number;
-  /** The disagreements, grouped: "label state/situation → got state/reason" × count. */
-  readonly misses: Readonly<Record<string, number>>;
-}
-
-function judge(points: readonly ObservedPoint[], labels: readonly TimedLabel[], from: number, to: number, afterChange: number, heldUntilNext: boolean, end: number): Agreement {
-  const changes = labels.slice(1).map((l) => l.t);
-  const near = (t: number): boolean => changes.some((c) => t >= c - BEFORE_CHANGE_S && t <= c + afterChange);
-  // Events hold until the next one: judged at each SAMPLE_MS tick. Status points are instants.
-  const instants: [number, SessionState, string][] = [];
-  if (heldUntilNext) {
-    for (let t = from; t <= end; t += SAMPLE_MS / 1000) {
-      const held = [...points].reverse().find((p) => p[0] <= t);
-      if (held) instants.push([t, held[1], held[2]]);
-    }
-  } else for (const p of points) instants.push([p[0], p[1], p[2]]);
-  let judged = 0;
-  let agree = 0;
-  let workingAsAwaiting = 0;
-  const misses: Record<string, number> = {};
-  for (const [t, state, reason] of instants) {
-    if (t < from || t > to || near(t)) continue;
-    const label = labelAt(labels, t);
-    if (!label) continue;
-    judged++;
-    if (label.state === state) agree++;
-    else {
-      const key = `${label.state}/${label.situation} → ${state}/${reason}`;
-      misses[key] = (misses[key] ?? 0) + 1;
-      if (label.state === 'working' && state === 'awaiting-input') workingAsAwaiting++;
-    }
-  }
-  return { judged, agree, workingAsAwaiting, misses };
-}
-
 /** status() samples and the published state (the last `state` event) against the labels, over the window. */
 export function compareWithLabels(o: ReplayObservation): { status: Agreement; events: Agreement } {
   return {
-    status: judge(o.status, o.labels, o.from, o.to, AFTER_CHANGE_S, false, o.to),
-    events: judge(o.events, o.labels, o.from, o.to, EVENTS_AFTER_CHANGE_S, true, o.to),
+    status: judgeAgainstLabels(o.status, o.labels, { from: o.from, to: o.to, afterChangeS: AFTER_CHANGE_S }),
+    events: judgeAgainstLabels(o.events, o.labels, { from: o.from, to: o.to, afterChangeS: EVENTS_AFTER_CHANGE_S, heldStepS: SAMPLE_MS / 1000 }),
   };
 }
 

@@ -263,6 +263,17 @@ function codexScripts(aiDir: string): RecordingScript[] {
         await c.pause(400);
         c.label(awaiting('typed', 'a message typed, not submitted', { reasons: ['composer_ready'] }));
         await c.frame('typed-not-submitted');
+        await c.pause(800);
+        await c.keys('Enter');
+        c.label(working('working', 'message submitted: the turn starts'));
+        await c.text(/Working|Reconnecting/, 30_000);
+        c.label(working('working', 'the turn runs in the trusted repository: "Working (Ns • esc to interrupt)"'));
+        await c.frame('trust-turn-working', 'flowing');
+        await c.frame('trust-turn-working-between', 'between');
+        await c.keys('Escape');
+        await c.gone('esc to interrupt', 15_000);
+        c.label(composer('turn interrupted with Esc; the composer waits'));
+        await c.frame('trust-composer-after-interrupt');
       },
     },
   ];
@@ -649,6 +660,13 @@ function opencodeScripts(aiDir: string): RecordingScript[] {
         await c.keys('Escape');
         await c.pause(500);
         c.label(composer('palette closed; the composer waits'));
+        await c.keys('Tab');
+        await c.pause(800);
+        c.label(composer('Tab switched the agent (Build → Plan); the composer waits'));
+        await c.frame('composer-plan-agent');
+        await c.keys('Tab');
+        await c.pause(500);
+        c.label(composer('back to the Build agent; the composer waits'));
         await c.optional('slash popup and /models', async () => {
           await c.type('/');
           await c.pause(800);

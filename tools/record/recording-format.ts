@@ -208,3 +208,65 @@ export function planWindow(rec: Recording, opts: WindowOptions): PlannedWindow {
 function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
+
+// ---- the library's verdicts against the labels, over time ----------------------------------------
+
+/**
+ * Around a label change the labels' own timing is loose: the recorder labelled when its wait for
+ * the new screen returned (tens of ms late), and a replay's clock starts with python's. Verdicts
+ * this close before a change are not judged.
+ */
+const BEFORE_CHANGE_S = 0.3;
+
+export interface Agreement {
+  /** Instants judged (outside the slack around label changes). */
+  readonly judged: number;
+  readonly agree: number;
+  /** Instants labelled working that read awaiting-input: the costly mistake. */
+  readonly workingAsAwaiting: number;
+  /** The disagreements, grouped: "label state/situation → got state/reason" × count. */
+  readonly misses: Readonly<Record<string, number>>;
+}
+
+export interface JudgeOptions {
+  readonly from: number;
+  readonly to: number;
+  /** Verdicts this long after a label change are not judged (the library needs its quiet time). */
+  readonly afterChangeS: number;
+  /**
+   * Points are changes that hold until the next one (state events, status changes): judged every
+   * this many seconds. Absent: each point is an instant sample, judged as it is.
+   */
+  readonly heldStepS?: number;
+}
+
+export function judgeAgainstLabels(points: readonly ObservedPoint[], labels: readonly TimedLabel[], opts: JudgeOptions): Agreement {
+  const changes = labels.slice(1).map((l) => l.t);
+  const near = (t: number): boolean => changes.some((c) => t >= c - BEFORE_CHANGE_S && t <= c + opts.afterChangeS);
+  const instants: (readonly [number, SessionState, string])[] = [];
+  if (opts.heldStepS !== undefined) {
+    let k = -1;
+    for (let t = opts.from; t <= opts.to; t += opts.heldStepS) {
+      while (k + 1 < points.length && (points[k + 1] as ObservedPoint)[0] <= t) k++;
+      const held = points[k];
+      if (held) instants.push([t, held[1], held[2]]);
+    }
+  } else instants.push(...points);
+  let judged = 0;
+  let agree = 0;
+  let workingAsAwaiting = 0;
+  const misses: Record<string, number> = {};
+  for (const [t, state, reason] of instants) {
+    if (t < opts.from || t > opts.to || near(t)) continue;
+    const label = labelAt(labels, t);
+    if (!label) continue;
+    judged++;
+    if (label.state === state) agree++;
+    else {
+      const key = `${label.state}/${label.situation} → ${state}/${reason}`;
+      misses[key] = (misses[key] ?? 0) + 1;
+      if (label.state === 'working' && state === 'awaiting-input') workingAsAwaiting++;
+    }
+  }
+  return { judged, agree, workingAsAwaiting, misses };
+}
