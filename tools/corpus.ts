@@ -53,8 +53,10 @@ block('Real frames, all (screens + cli-frames)', real);
 block('Real frames of the AI CLIs', ai);
 block('Synthetic frames (screens; aider is synthetic only: it cannot be installed here)', all.filter((f) => f.synthetic));
 for (const program of [...new Set(all.map((f) => f.program))].sort()) {
-  const mine = all.filter((f) => f.program === program);
-  block(`${program} (${mine.filter((f) => !f.synthetic).length} real, ${mine.filter((f) => f.synthetic).length} synthetic)`, mine);
+  for (const synthetic of [false, true]) {
+    const mine = all.filter((f) => f.program === program && f.synthetic === synthetic);
+    if (mine.length > 0) block(`${program}, ${synthetic ? 'synthetic' : 'real'}`, mine);
+  }
 }
 
 // ---- the costly mistakes -----------------------------------------------------------------------------
