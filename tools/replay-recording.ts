@@ -8,7 +8,8 @@
  * what they saw live. Meanwhile `status()` is sampled every SAMPLE_MS and the `state`,
  * `attention` and `answered` events are kept; `compareWithLabels` sets them against the labels.
  *
- *   npm run build && node dist/tools/replay-recording.js <recording> [--from s] [--to s] [--situation name]
+ *   npm run build && node dist/tools/replay-recording.js <recording> [--from s | --situation name]
+ *     [--seconds n] [--auto-answer none|safe-only|all] [--gate-keys timeoutS]
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -213,10 +214,10 @@ function round3(n: number): number {
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { from: { type: 'string' }, seconds: { type: 'string' }, situation: { type: 'string' }, 'auto-answer': { type: 'string' } },
+    options: { from: { type: 'string' }, seconds: { type: 'string' }, situation: { type: 'string' }, 'auto-answer': { type: 'string' }, 'gate-keys': { type: 'string' } },
   });
   const recording = positionals[0];
-  if (!recording) throw new Error('usage: replay-recording <recording> [--from s] [--seconds n] [--situation name]');
+  if (!recording) throw new Error('usage: replay-recording <recording> [--from s | --situation name] [--seconds n] [--auto-answer policy] [--gate-keys timeoutS]');
   const spec: ReplayWindowSpec = {
     id: recording,
     recording,
@@ -224,6 +225,7 @@ async function main(): Promise<void> {
     ...(values.situation !== undefined ? { situation: values.situation as Situation } : values.from === undefined ? { from: 0 } : {}),
     ...(values.seconds !== undefined ? { seconds: Number(values.seconds) } : {}),
     ...(values['auto-answer'] !== undefined ? { autoAnswer: values['auto-answer'] as AutoAnswerPolicy } : {}),
+    ...(values['gate-keys'] !== undefined ? { gateKeysS: Number(values['gate-keys']) } : {}),
   };
   const o = await replayWindow(spec, join(packageRoot(), 'test', 'fixtures', 'cli-recordings'));
   const c = compareWithLabels(o);
