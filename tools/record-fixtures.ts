@@ -12,37 +12,23 @@
  * with its workspace as a scratch HOME and no network. A scenario whose program is missing is
  * skipped, never faked.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Driver, type Session } from '../lib/index.js';
 import type { DriverConfigInput } from '../lib/policy/config-schema.js';
-import { Mirror } from '../lib/emulator/mirror.js';
 import { classifyScreen, type ScreenSignals } from '../lib/perceive/classify-screen.js';
 import { compareActivity, type ProcessActivitySample } from '../lib/perceive/activity.js';
 import { loadProfileFiles } from '../lib/profile-files.js';
-import { processTree } from '../backends/tmux/process-tree.js';
 import { sampleProcessActivity } from '../backends/tmux/process-activity.js';
+import { packageRoot, paneRoot, replayCells } from './record/capture.js';
 import { encodeCells, fixtureSnapshot, perceivedCells, type FixtureFile, type FixtureLabel } from './fixture-format.js';
 
 type AllowInput = NonNullable<DriverConfigInput['allow']>[number];
 
 const CONSENT = { acknowledgedRisk: true as const, acknowledgedAt: '2026-11-30T00:00:00Z' };
 const BASH = ['--norc', '--noprofile'];
-
-// ---- where things are --------------------------------------------------------------------------
-
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('package.json not found above the recorder');
-    dir = up;
-  }
-  return dir;
-}
 
 // ---- what a scenario gets to work with -----------------------------------------------------------
 
@@ -650,33 +636,6 @@ const SYNTHETIC: SyntheticScenario[] = [
 
 // ---- capture ------------------------------------------------------------------------------------
 
-function replayCells(ansi: string, cols: number, rows: number): ReturnType<Mirror['cells']> & { lines: readonly string[] } {
-  const mirror = new Mirror({ cols, rows, scrollback: 0, syncWriteMaxBytes: 1 << 24 });
-  mirror.write(new TextEncoder().encode(ansi));
-  const cells = mirror.cells();
-  const lines = mirror.snapshot({ format: 'text' }).lines;
-  mirror.dispose();
-  return { ...cells, lines };
-}
-
-/** The pane's root pid: the tmux server's child (bwrap), found by the drive's socket path. */
-function paneRoot(socket: string): number | undefined {
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) continue;
-    let cmd: string;
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (!cmd.includes(socket) || cmd.includes('\0-C\0')) continue;
-    const child = processTree(pid).find((p) => p.ppid === pid && !p.comm.startsWith('tmux'));
-    if (child) return child.pid;
-  }
-  return undefined;
-}
-
 async function recordReal(driver: Driver, dataDir: string, sc: Scenario): Promise<FixtureFile> {
   const t0 = performance.now();
   const rel = (): number => Math.round(performance.now() - t0);
@@ -733,11 +692,11 @@ async function recordReal(driver: Driver, dataDir: string, sc: Scenario): Promis
     }
     // The reads show the screen as of now: no output is parsed between them (one thread).
     const now = rel();
-    const text = s.read({ format: 'text' });
+    // The ANSI read is the whole screen untransformed (the default text read is a digest with the
+    // profile's ghost text stripped): its replay gives the lines and the cells the classifier reads.
     const ansi = s.read({ format: 'ansi' });
-    const replay = replayCells(ansi.content, text.cols, text.rows);
-    const lines = text.content.split('\n').slice(0, text.rows);
-    if (replay.lines.join('\n') !== lines.join('\n')) console.warn(`  ! ${sc.name}: the ANSI replay differs from the text read; cells may be off`);
+    const replay = replayCells(ansi.content, ansi.cols, ansi.rows);
+    const lines = [...replay.lines];
     const exit = s.exit;
     const pretend = frame.pretendQuietMs;
     const signals: ScreenSignals = {
@@ -755,7 +714,7 @@ async function recordReal(driver: Driver, dataDir: string, sc: Scenario): Promis
       synthetic: pretend !== undefined,
       source: sc.source,
       profile: sc.profile,
-      snapshot: { cols: text.cols, rows: text.rows, cursor: text.cursor, alternate: text.alternate, lines },
+      snapshot: { cols: ansi.cols, rows: ansi.rows, cursor: ansi.cursor, alternate: ansi.alternate, lines },
       cells: encodeCells(perceivedCells(replay.cells)),
       signals,
       ...(sc.notes ? { notes: sc.notes } : {}),
