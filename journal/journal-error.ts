@@ -3,7 +3,7 @@
  * journal refuses may be exactly the secret it refuses to store, so errors name the field, the
  * rule and the length, not the content.
  */
-import { TmuxDriveError, type ErrorCode } from '../lib/errors.js';
+import { TmuxDriveError, type ErrorCode } from '../lib/common/errors.js';
 
 export class JournalError extends TmuxDriveError {
   constructor(code: ErrorCode, message: string, context: Record<string, unknown> = {}, options?: { cause?: unknown }) {

@@ -1,6 +1,6 @@
 /** The read shapes (digest, diff, byte caps) and the cost reading, pure. */
 import { describe, expect, it } from 'vitest';
-import { capDiff, capTail, diffRows, digestRows } from '../lib/read-modes.js';
+import { capDiff, capTail, diffRows, digestRows } from '../lib/session/read-modes.js';
 import { readCost } from '../lib/perceive/cost.js';
 import { loadProfiles } from '../lib/perceive/profile.js';
 

@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadProfileFiles } from '../lib/profile-files.js';
+import { loadProfileFiles } from '../lib/driver/profile-files.js';
 import { formatMatrix, judgedMatrix, judgeRecordedFrames, judgeScreens, loadCorpus, loadKnownWrong, loadRecordedFrames, replayCorpus, type JudgedFrame } from './fixture-format.js';
 import { packageRoot } from './record/capture.js';
 import { judgeAgainstLabels, recordingNames, type RecordingTimeline } from './record/recording-format.js';

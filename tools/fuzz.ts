@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Fnv1a64 } from '../lib/emulator/fnv1a64.js';
+import { Fnv1a64 } from '../lib/common/fnv1a64.js';
 import { runCampaign, type DivergenceFixture, type Finding } from './differential-fuzz.js';
 import { caseBytes, escapeBytes, OUTPUT_CASE_SIZES, unescapeBytes } from './output-cases.js';
 import { TmuxLab } from './tmux-lab.js';

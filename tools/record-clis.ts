@@ -15,7 +15,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadProfileFiles } from '../lib/profile-files.js';
+import { loadProfileFiles } from '../lib/driver/profile-files.js';
 import { judgeRecordedFrames } from './fixture-format.js';
 import { packageRoot } from './record/capture.js';
 import { recordSession, writeSession, type RecordingScript } from './record/cli-session.js';

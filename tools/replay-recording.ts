@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { Driver, type Session, type WaitResult } from '../lib/index.js';
 import type { AutoAnswerPolicy } from '../lib/perceive/auto-answer.js';
 import type { SessionState } from '../lib/perceive/classify-screen.js';
-import type { Attention } from '../lib/session.js';
+import type { Attention } from '../lib/session/session.js';
 import { packageRoot } from './record/capture.js';
 import { judgeAgainstLabels, loadRecording, planWindow, type Agreement, type ObservedPoint, type Recording, type TimedLabel } from './record/recording-format.js';
 

@@ -11,12 +11,12 @@ import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node
 import { isAbsolute } from 'node:path';
 import nodePty from 'node-pty';
 import type { IPty } from 'node-pty';
-import type { Clock } from '../../lib/clock.js';
-import type { BackendListener, DriveBackend, ExitInfo, PaneGeometry, SignalName, VisibleGrid } from '../../lib/backend.js';
+import type { Clock } from '../../lib/common/clock.js';
+import type { BackendListener, DriveBackend, ExitInfo, PaneGeometry, SignalName, VisibleGrid } from '../../lib/session/backend.js';
 import type { PaneCapture } from '../../lib/emulator/rebuild.js';
 import { normalizeKey } from '../../lib/control/encode.js';
-import { ClosedError, SessionError, TmuxDriveError, UsageError } from '../../lib/errors.js';
-import { systemClock } from '../../lib/system-clock.js';
+import { ClosedError, SessionError, TmuxDriveError, UsageError } from '../../lib/common/errors.js';
+import { systemClock } from '../../lib/driver/system-clock.js';
 import { isAlive, processTree, readStat, signalAll, type ProcStat } from '../tmux/process-tree.js';
 import { drainBeforeClose, type TailReport } from './drain-before-close.js';
 import { keyBytes, type KeyModes } from './key-bytes.js';
@@ -52,7 +52,7 @@ export interface SpawnLaunch {
 
 /**
  * A listener that can follow a size change without a capture. Until `resized` is part of
- * BackendListener (lib/backend.ts), it is optional here and resize() refuses without it.
+ * BackendListener (lib/session/backend.ts), it is optional here and resize() refuses without it.
  */
 export type SpawnListener = BackendListener & { resized?(geometry: PaneGeometry): void };
 

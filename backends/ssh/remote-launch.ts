@@ -1,16 +1,16 @@
 /**
- * The launch policy of lib/launch.ts applied on a remote host: the allow entry's binary must be an
+ * The launch policy of lib/launch/plan-launch.ts applied on a remote host: the allow entry's binary must be an
  * executable file there (and match its pinned sha256), argv never goes through a shell (the pane
  * argv reaches tmux through the generated config, as locally), the environment is built from the
  * curated base (tmux runs under `env -i`), and the jail is the same bwrap argv when the remote has
  * bwrap; without it the create is refused unless the operator set unsafeDisableSandbox.
  */
 import { join } from 'node:path';
-import { PolicyError, UsageError } from '../../lib/errors.js';
+import { PolicyError, UsageError } from '../../lib/common/errors.js';
 import type { AllowEntry, DriverConfig } from '../../lib/policy/config-schema.js';
 import { buildChildEnv } from '../../lib/policy/child-env.js';
 import { paneArgv, sandboxArgv } from '../../lib/policy/sandbox.js';
-import { findEntry, type CreateRequest, type LaunchPlan } from '../../lib/launch.js';
+import { findEntry, type CreateRequest, type LaunchPlan } from '../../lib/launch/plan-launch.js';
 import { remoteDataDir, type SshHost } from './ssh-host.js';
 
 /**

@@ -10,7 +10,7 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { TmuxDriveError } from '../../lib/errors.js';
+import { TmuxDriveError } from '../../lib/common/errors.js';
 import { listSessionsArgv } from '../../lib/control/tmux-commands.js';
 import { CURATED_PATH } from '../../lib/policy/child-env.js';
 import type { TmuxHost } from '../tmux/tmux-backend.js';

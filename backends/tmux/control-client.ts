@@ -7,8 +7,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ControlParser, type ControlEvent } from '../../lib/control/parser.js';
 import { CommandQueue, type QueuedCommand, type Reply } from '../../lib/control/command-queue.js';
 import { controlAttachArgv } from '../../lib/control/tmux-commands.js';
-import type { Clock } from '../../lib/clock.js';
-import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/errors.js';
+import type { Clock } from '../../lib/common/clock.js';
+import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/common/errors.js';
 
 export interface ControlClientOptions {
   readonly tmuxPath: string;

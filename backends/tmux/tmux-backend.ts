@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../lib/clock.js';
-import type { BackendListener, DriveBackend, ExitInfo, SignalName, VisibleGrid } from '../../lib/backend.js';
+import type { Clock } from '../../lib/common/clock.js';
+import type { BackendListener, DriveBackend, ExitInfo, SignalName, VisibleGrid } from '../../lib/session/backend.js';
 import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
 import type { Reply } from '../../lib/control/command-queue.js';
 import { isWindowId, type WindowId } from '../../lib/control/ids.js';
@@ -37,7 +37,7 @@ import {
   type TmuxCommand,
 } from '../../lib/control/tmux-commands.js';
 import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/emulator/rebuild.js';
-import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/errors.js';
+import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/common/errors.js';
 import { ControlClient, TMUX_CWD, type TmuxRun } from './control-client.js';
 import { isAlive, findProcesses, processTree, signalAll, type ProcStat } from './process-tree.js';
 

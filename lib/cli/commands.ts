@@ -4,12 +4,12 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { Driver } from '../driver.js';
-import type { Session, WaitOptions } from '../session.js';
-import type { TranscriptEntry } from '../transcript.js';
-import type { SignalName } from '../backend.js';
+import type { Driver } from '../driver/driver.js';
+import type { Session, WaitOptions } from '../session/session.js';
+import type { TranscriptEntry } from '../session/transcript.js';
+import type { SignalName } from '../session/backend.js';
 import { DEFAULT_FLOWING_MS } from '../perceive/classify-screen.js';
-import { formatAsciicast, toAsciicast } from '../asciicast.js';
+import { formatAsciicast, toAsciicast } from '../session/asciicast.js';
 import { redactStrings, redactText } from '../mcp/untrusted-output.js';
 import { redactTerminalChunks } from '../policy/redact.js';
 import { choiceArg, intArg, usageError, type CommandShape, type GlobalOptions, type OptionValues } from './parse-command-line.js';

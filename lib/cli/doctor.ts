@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { findExecutable } from '../launch.js';
-import { defaultDataDir, loadConfig, type LoadedConfig } from '../load-config.js';
-import { TmuxDriveError } from '../errors.js';
-import { checkDataDir as checkDataDirPath, makeDataDir } from '../data-dir.js';
+import { findExecutable } from '../launch/plan-launch.js';
+import { defaultDataDir, loadConfig, type LoadedConfig } from '../driver/load-config.js';
+import { TmuxDriveError } from '../common/errors.js';
+import { checkDataDir as checkDataDirPath, makeDataDir } from '../driver/data-dir.js';
 
 export interface DoctorCheck {
   readonly name: string;

@@ -8,8 +8,8 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Driver } from '../driver.js';
-import { TmuxDriveError, UsageError } from '../errors.js';
+import type { Driver } from '../driver/driver.js';
+import { TmuxDriveError, UsageError } from '../common/errors.js';
 import { COMMANDS, DoctorFailed, type CommandResult, type CommandSpec } from './commands.js';
 import { parseCommandLine } from './parse-command-line.js';
 
@@ -127,7 +127,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     let opening: Promise<Driver> | undefined;
     const openDriver = (): Promise<Driver> => {
       // Loaded on demand: help, usage errors and doctor stay quick (the driver pulls in SQLite and xterm).
-      opening ??= import('../driver.js').then(({ Driver }) => Driver.open({
+      opening ??= import('../driver/driver.js').then(({ Driver }) => Driver.open({
         ...(parsed.global.dataDir ? { dataDir: parsed.global.dataDir } : {}),
         ...(parsed.global.config ? { config: parsed.global.config } : {}),
         owner: `tmux-drive ${spec.name} (pid ${process.pid})`,

@@ -4,7 +4,7 @@
  * (exit 2). The command table (commands.ts) says what each command accepts.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 
 export type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;

@@ -1,6 +1,6 @@
 /** Readable renderings of API results for the CLI's text mode (--json prints the values as is). */
 import type { SessionStatus } from '../perceive/status.js';
-import type { WaitResult } from '../session.js';
+import type { WaitResult } from '../session/session.js';
 
 /** A POSIX shell word for each argument: what an operator can paste into a shell. */
 export function shellQuote(argv: readonly string[]): string {

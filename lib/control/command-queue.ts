@@ -13,8 +13,8 @@
  * `ReplyFraming`, worked out from the replies of the earlier commands of its batch when its
  * `%begin` arrives (`framingOfNext`, called by the parser, synchronously, in stream order).
  */
-import type { Clock, TimerHandle } from '../clock.js';
-import { ClosedError, TmuxCommandError, TmuxTimeoutError, UsageError } from '../errors.js';
+import type { Clock, TimerHandle } from '../common/clock.js';
+import { ClosedError, TmuxCommandError, TmuxTimeoutError, UsageError } from '../common/errors.js';
 import { GUARD_FRAMING, type BlockFraming, type ReplyEvent } from './parser.js';
 import { decodeUtf8 } from './utf8.js';
 

@@ -12,7 +12,7 @@
  *   caller text (see tmux-commands.ts).
  * See docs/protocol.md for the measurements behind these rules and the key table.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 
 /** Characters per `send-keys -l` command; tmux 3.3a accepted 1 MB lines, 1000 keeps each fast. */
 export const MAX_TEXT_CHUNK_CHARS = 1000;

@@ -13,7 +13,7 @@
  *   or env -C), and typed text is pasted through set-buffer, not through a file path.
  * docs/protocol.md lists every builder with its positions and what tmux 3.3a does with each.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../common/errors.js';
 import type { ReplyFraming } from './command-queue.js';
 import { argvOption, argvWord, isControl, MAX_HEX_ARGS, MAX_TEXT_CHUNK_CHARS, normalizeKey, quote } from './encode.js';
 import { isPaneId, isWindowId, type PaneId, type WindowId } from './ids.js';

@@ -9,7 +9,7 @@
  * and the capture shows "ab". Those cells, and only those, are checked for being blank without
  * attributes; their background cannot be known from the capture.
  */
-import { TmuxDriveError } from '../errors.js';
+import { TmuxDriveError } from '../common/errors.js';
 import { captureReplay, splitCaptureRows } from './capture-replay.js';
 import { CELL_FLAGS, readVisibleCells, type Cell } from './cell-grid.js';
 import { createTerminal } from './headless.js';

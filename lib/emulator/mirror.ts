@@ -9,10 +9,10 @@
  * the sync path is only taken while the queue and xterm's own write buffer are empty.
  * docs/emulator.md has the measurements.
  */
-import type { Disposable } from '../clock.js';
-import { ClosedError } from '../errors.js';
+import type { Disposable } from '../common/disposable.js';
+import { ClosedError } from '../common/errors.js';
 import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type CursorState } from './cell-grid.js';
-import { Fnv1a64 } from './fnv1a64.js';
+import { Fnv1a64 } from '../common/fnv1a64.js';
 import { createTerminal, type CreatedTerminal, type EmulatorLog, type ParserState } from './headless.js';
 import { rebuildInto, type PaneCapture } from './rebuild.js';
 import { TmuxInputFilter } from './tmux-input-filter.js';

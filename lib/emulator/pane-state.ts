@@ -3,7 +3,7 @@
  * `display-message -p -t %N '<PANE_STATE_FORMAT>'` reply, TAB-separated, parsed by a table.
  * Free-text formats (pane_title, pane_current_path…) are left out: they may contain a TAB.
  */
-import { TmuxDriveError } from '../errors.js';
+import { TmuxDriveError } from '../common/errors.js';
 
 type Kind = 'int' | 'flag' | 'optionalInt' | 'intList';
 type ValueOf<K extends Kind> = K extends 'int' ? number : K extends 'flag' ? boolean : K extends 'optionalInt' ? number | null : readonly number[];

@@ -6,7 +6,8 @@
  * feeds this watch the mirror's `parserInString` after each write; the watch arms a timer (armed by
  * that event, never polled) and asks for a resync from tmux once tmux must have given up.
  */
-import type { Clock, Disposable, TimerHandle } from '../clock.js';
+import type { Clock, TimerHandle } from '../common/clock.js';
+import type { Disposable } from '../common/disposable.js';
 
 /** input.c input_start_timer: `struct timeval tv = { .tv_sec = 5 }`. */
 export const TMUX_STRING_TIMEOUT_MS = 5000;

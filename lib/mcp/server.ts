@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { Driver } from '../driver.js';
+import { Driver } from '../driver/driver.js';
 import { registerTerminalTools, SERVER_INSTRUCTIONS } from './terminal-tools.js';
 import { StdioLineTransport } from './stdio-line-transport.js';
 

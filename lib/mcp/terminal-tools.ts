@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Driver } from '../driver.js';
-import { TmuxDriveError } from '../errors.js';
+import type { Driver } from '../driver/driver.js';
+import { TmuxDriveError } from '../common/errors.js';
 import { redactStrings, redactText, wrapUntrustedOutput } from './untrusted-output.js';
 
 export const TOOL_NAMES = [

@@ -19,7 +19,7 @@
  * Text patterns (markers, known dialogs, risk words) only name or reinforce what the structure
  * shows: a "(y/n)" printed in flowing output or away from the cursor is not a dialog.
  */
-import type { ExitInfo } from '../backend.js';
+import type { ExitInfo } from '../common/exit-info.js';
 import type { Busy, ProcessActivity, ProcessActivitySample } from './activity.js';
 import { detectDialog, type Dialog } from './dialog.js';
 import { findInputLine, type InputLine, type Suggestion } from './input-line.js';

@@ -6,7 +6,7 @@
  * and can make it more dangerous, never create one. A program that prints "(y/n)" in flowing
  * output, or away from the cursor, shows no dialog.
  */
-import { Fnv1a64 } from '../emulator/fnv1a64.js';
+import { Fnv1a64 } from '../common/fnv1a64.js';
 import type { InputLine } from './input-line.js';
 import { ESCALATING_KINDS, type DialogKind, type KnownDialog, type Profile } from './profile.js';
 import { boundedTest, MAX_MATCH_CHARS } from './regex-safety.js';

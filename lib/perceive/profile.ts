@@ -1,13 +1,13 @@
 /**
  * Per-program perception as data (profiles/*.json), validated by one closed valibot schema and
- * compiled into typed `Profile` objects. Pure: the files are read by lib/profile-files.ts and
+ * compiled into typed `Profile` objects. Pure: the files are read by lib/driver/profile-files.ts and
  * handed over as parsed JSON. A new program is a new JSON file, never an engine change.
  *
  * Every pattern in a profile is checked by `checkRegexSafety` (no catastrophic backtracking) and
  * only ever runs on input bounded by `MAX_MATCH_CHARS`: screens are untrusted (invariant 7).
  */
 import * as v from 'valibot';
-import { ConfigError, type ConfigIssue } from '../errors.js';
+import { ConfigError, type ConfigIssue } from '../common/errors.js';
 import { normalizeKey } from '../control/encode.js';
 import { checkRegexSafety } from './regex-safety.js';
 

@@ -3,7 +3,7 @@
  * that keeps the session-facing signal shape (a snapshot plus timing) and fills in what a text
  * snapshot lacks (its size). Pass `cells`, `profile` and `activity` for the full rules.
  */
-import type { ExitInfo } from '../backend.js';
+import type { ExitInfo } from '../common/exit-info.js';
 import type { Busy, ProcessActivity } from './activity.js';
 import { classifyScreen, type SessionState } from './classify-screen.js';
 import type { Dialog } from './dialog.js';

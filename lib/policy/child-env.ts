@@ -4,7 +4,7 @@
  * nested-CLI markers are refused even when an operator lists them, because they turn a harmless
  * launch into arbitrary code (NODE_OPTIONS=--require, BASH_ENV, PYTHONSTARTUP, …).
  */
-import { PolicyError, UsageError } from '../errors.js';
+import { PolicyError, UsageError } from '../common/errors.js';
 
 const SCRUBBED_NAMES: ReadonlySet<string> = new Set([
   'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE', 'BASH_ENV', 'ENV', 'PROMPT_COMMAND', 'SHELLOPTS', 'BASHOPTS',

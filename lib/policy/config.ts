@@ -1,6 +1,6 @@
 /** Validation of a config object against the closed schema; issues are data with paths. */
 import * as v from 'valibot';
-import { ConfigError, type ConfigIssue } from '../errors.js';
+import { ConfigError, type ConfigIssue } from '../common/errors.js';
 import { ADOPTED_ALLOW_ID, DriverConfigSchema, type DriverConfig } from './config-schema.js';
 
 export interface ValidateOptions {

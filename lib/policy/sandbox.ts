@@ -11,7 +11,7 @@
  *
  * docs/security.md has the table of scopes and arguments.
  */
-import { PolicyError } from '../errors.js';
+import { PolicyError } from '../common/errors.js';
 import type { Scope } from './config-schema.js';
 
 export interface SandboxInput {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CommandQueue } from '../../lib/control/command-queue.js';
 import type { ReplyEvent } from '../../lib/control/parser.js';
-import { ClosedError, TmuxCommandError, TmuxTimeoutError, UsageError } from '../../lib/errors.js';
+import { ClosedError, TmuxCommandError, TmuxTimeoutError, UsageError } from '../../lib/common/errors.js';
 import { ManualClock } from './manual-clock.js';
 import { bytes } from './transcript.js';
 

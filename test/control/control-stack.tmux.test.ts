@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeSendText } from '../../lib/control/tmux-commands.js';
 import type { PaneId } from '../../lib/control/parser.js';
-import { TmuxCommandError, TmuxTimeoutError } from '../../lib/errors.js';
+import { TmuxCommandError, TmuxTimeoutError } from '../../lib/common/errors.js';
 import { TmuxHarness } from './tmux-harness.js';
 
 let tmux: TmuxHarness;

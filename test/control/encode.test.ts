@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { argvWord, KEY_NAMES, normalizeKey, quote } from '../../lib/control/encode.js';
 import { displayMessage, encodeSendHex, encodeSendKeys, encodeSendText } from '../../lib/control/tmux-commands.js';
-import { UsageError } from '../../lib/errors.js';
+import { UsageError } from '../../lib/common/errors.js';
 import { CORPUS } from './corpus.js';
 
 /** Undoes quote(): the reading of a single-quoted tmux word. */

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../../lib/clock.js';
+import type { Clock, TimerHandle } from '../../lib/common/clock.js';
 
 /** A Clock that moves only when the test says so; timers fire in deadline order. */
 export class ManualClock implements Clock {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Fnv1a64 } from '../../lib/emulator/fnv1a64.js';
+import { Fnv1a64 } from '../../lib/common/fnv1a64.js';
 
 function hashBytes(s: string): string {
   const h = new Fnv1a64();

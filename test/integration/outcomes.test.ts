@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session } from '../../lib/index.js';
-import type { DriveOutcome, Heartbeat, Notification } from '../../lib/session.js';
+import type { DriveOutcome, Heartbeat, Notification } from '../../lib/session/session.js';
 import { allow, openDriver, type TestDriver } from '../helpers.js';
 
 const BASH = ['--norc', '--noprofile'];

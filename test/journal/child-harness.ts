@@ -52,7 +52,7 @@ export interface ChildBundle {
 
 export function buildChildBundle(): ChildBundle {
   const dir = mkdtempSync(join(tmpdir(), 'td-journal-child-'));
-  const sources = [...readdirSync(join(ROOT, 'journal')).filter((f) => f.endsWith('.ts')).map((f) => `journal/${f}`), 'lib/errors.ts'];
+  const sources = [...readdirSync(join(ROOT, 'journal')).filter((f) => f.endsWith('.ts')).map((f) => `journal/${f}`), 'lib/common/errors.ts'];
   for (const rel of sources) {
     const out = ts.transpileModule(readFileSync(join(ROOT, rel), 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022, esModuleInterop: true },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyScreen } from '../../lib/perceive/classify-screen.js';
 import { compareActivity, type ProcessActivity } from '../../lib/perceive/activity.js';
 import { classify } from '../../lib/perceive/status.js';
-import { loadProfileFiles } from '../../lib/profile-files.js';
+import { loadProfileFiles } from '../../lib/driver/profile-files.js';
 import { ALT, HIDE, at, flowing, quiet, screen } from './screens.js';
 
 const profiles = loadProfileFiles();

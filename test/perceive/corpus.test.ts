@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { loadProfileFiles } from '../../lib/profile-files.js';
+import { loadProfileFiles } from '../../lib/driver/profile-files.js';
 import { decodeCells, encodeCells, loadCorpus, replayCorpus } from '../../tools/fixture-format.js';
 
 const dir = fileURLToPath(new URL('../fixtures/screens/', import.meta.url));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyScreen } from '../../lib/perceive/classify-screen.js';
 import { loadProfiles } from '../../lib/perceive/profile.js';
-import { loadProfileFiles } from '../../lib/profile-files.js';
+import { loadProfileFiles } from '../../lib/driver/profile-files.js';
 import { ALT, HIDE, INV, RESET, at, flowing, quiet, screen } from './screens.js';
 
 const profiles = loadProfileFiles();

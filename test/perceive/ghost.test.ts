@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyScreen } from '../../lib/perceive/classify-screen.js';
 import { findInputLine, transformSnapshot } from '../../lib/perceive/input-line.js';
 import { ScreenGrid } from '../../lib/perceive/screen.js';
-import { loadProfileFiles } from '../../lib/profile-files.js';
+import { loadProfileFiles } from '../../lib/driver/profile-files.js';
 import { DIM, HIDE, INV, RESET, quiet, screen } from './screens.js';
 
 const profiles = loadProfileFiles();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../lib/errors.js';
+import { ConfigError } from '../../lib/common/errors.js';
 import { GENERIC_PROFILE, loadProfiles } from '../../lib/perceive/profile.js';
 import { boundedTest, checkRegexSafety, MAX_MATCH_CHARS } from '../../lib/perceive/regex-safety.js';
-import { builtinProfilesDir, loadProfileFiles } from '../../lib/profile-files.js';
+import { builtinProfilesDir, loadProfileFiles } from '../../lib/driver/profile-files.js';
 
 function issuesOf(fn: () => unknown): { path: string; message: string }[] {
   try {

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadProfileFiles } from '../../lib/profile-files.js';
+import { loadProfileFiles } from '../../lib/driver/profile-files.js';
 import { judgeRecordedFrames, loadKnownWrong, loadRecordedFrames, policyDecision } from '../../tools/fixture-format.js';
 import { recordingNames } from '../../tools/record/recording-format.js';
 import { compareWithLabels, replayWindow, type ReplayObservation, type ReplayWindowSpec } from '../../tools/replay-recording.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import type { Session } from '../../lib/session.js';
+import type { Session } from '../../lib/session/session.js';
 import { allow, openDriver, type TestDriver } from '../helpers.js';
 import { BASH_ARGS, BASH_ENTRY, probe, ready, workspaceOf } from './probe.js';
 

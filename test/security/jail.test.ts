@@ -9,7 +9,7 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Session } from '../../lib/session.js';
+import type { Session } from '../../lib/session/session.js';
 import { allow, openDriver, processesMentioning, type TestDriver } from '../helpers.js';
 import { BASH_ARGS, BASH_ENTRY, probe, ready, workspaceOf } from './probe.js';
 

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Driver, PolicyError, TmuxDriveError, UsageError } from '../../lib/index.js';
-import { planLaunch } from '../../lib/launch.js';
+import { planLaunch } from '../../lib/launch/plan-launch.js';
 import { validateConfig } from '../../lib/policy/config.js';
 import { allow, openDriver, processesMentioning, type TestDriver } from '../helpers.js';
 import { BASH_ARGS, BASH_ENTRY, probe, ready, workspaceOf } from './probe.js';

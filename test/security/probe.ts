@@ -6,7 +6,7 @@
  */
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Session } from '../../lib/session.js';
+import type { Session } from '../../lib/session/session.js';
 
 export const BASH_ARGS = ['--norc', '--noprofile'];
 /** An allow entry's extras for a bash with a plain prompt. */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, Driver } from '../../lib/index.js';
 import { validateConfig } from '../../lib/policy/config.js';
-import { findExecutable } from '../../lib/launch.js';
+import { findExecutable } from '../../lib/launch/plan-launch.js';
 import { CONSENT, allow } from '../helpers.js';
 
 let planted: string;

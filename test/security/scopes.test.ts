@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, Driver, TmuxDriveError } from '../../lib/index.js';
-import type { Session } from '../../lib/session.js';
+import type { Session } from '../../lib/session/session.js';
 import { allow, openDriver, processesMentioning, type TestDriver } from '../helpers.js';
 import { BASH_ARGS, BASH_ENTRY, probe, ready, workspaceOf } from './probe.js';
 

@@ -13,7 +13,7 @@ import addFormatsModule from 'ajv-formats';
 import { ConfigError, Driver } from '../../lib/index.js';
 import { validateConfig } from '../../lib/policy/config.js';
 import { CONFIG_BOUNDS as B } from '../../lib/policy/config-schema.js';
-import { MAX_CONFIG_FILE_BYTES, loadConfig } from '../../lib/load-config.js';
+import { MAX_CONFIG_FILE_BYTES, loadConfig } from '../../lib/driver/load-config.js';
 import { configJsonSchema } from '../../tools/config-schema.js';
 import { CONSENT, allow } from '../helpers.js';
 

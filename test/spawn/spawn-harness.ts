@@ -1,5 +1,5 @@
 /**
- * Spawn drives for tests, wired the way lib/driver.ts wires a backend: a Session, its listener
+ * Spawn drives for tests, wired the way lib/driver/driver.ts wires a backend: a Session, its listener
  * passed to SpawnBackend.launch, then bind(). Each drive gets a private directory, removed on
  * close. `withModes` also feeds the output to a second emulator and gives the backend its modes
  * (DECCKM, DECKPAM, bracketed paste), standing in for the wiring the driver does with the
@@ -9,9 +9,9 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import xtermHeadless from '@xterm/headless';
-import { Session } from '../../lib/session.js';
-import { systemClock } from '../../lib/system-clock.js';
-import type { BackendListener, ExitInfo, PaneGeometry } from '../../lib/backend.js';
+import { Session } from '../../lib/session/session.js';
+import { systemClock } from '../../lib/driver/system-clock.js';
+import type { BackendListener, ExitInfo, PaneGeometry } from '../../lib/session/backend.js';
 import { Mirror } from '../../lib/emulator/mirror.js';
 import type { PaneCapture } from '../../lib/emulator/rebuild.js';
 import { CURATED_PATH } from '../../lib/policy/child-env.js';

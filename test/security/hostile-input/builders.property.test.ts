@@ -37,7 +37,7 @@ import {
   startServerArgv,
 } from '../../../lib/control/tmux-commands.js';
 import { normalizeKey } from '../../../lib/control/encode.js';
-import { TmuxCommandError, TmuxDriveError, UsageError } from '../../../lib/errors.js';
+import { TmuxCommandError, TmuxDriveError, UsageError } from '../../../lib/common/errors.js';
 import { paneArgv } from '../../../lib/policy/sandbox.js';
 import { remoteCommand } from '../../../backends/ssh/shell-quote.js';
 import { SshHost } from '../../../backends/ssh/ssh-host.js';

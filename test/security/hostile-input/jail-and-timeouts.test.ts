@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TmuxTimeoutError } from '../../../lib/errors.js';
+import { TmuxTimeoutError } from '../../../lib/common/errors.js';
 import { findProcesses } from '../../../backends/tmux/process-tree.js';
 import { isStartServerArgv } from '../../../lib/control/tmux-commands.js';
 import { allow, openDriver, type TestDriver } from '../../helpers.js';

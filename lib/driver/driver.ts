@@ -5,28 +5,28 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Clock } from './clock.js';
+import type { Clock } from '../common/clock.js';
 import { systemClock } from './system-clock.js';
-import { ConfigError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
+import { ConfigError, PolicyError, SessionError, TmuxDriveError, UsageError } from '../common/errors.js';
 import { loadConfig, type LoadedConfig } from './load-config.js';
 import { checkDataDir, makeDataDir } from './data-dir.js';
-import { killServerArgv } from './control/tmux-commands.js';
-import { ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput } from './policy/config-schema.js';
-import { CURATED_PATH } from './policy/child-env.js';
-import { findExecutable, planLaunch, type CreateRequest } from './launch.js';
-import { Session } from './session.js';
-import type { ExitInfo } from './backend.js';
-import { SpawnBackend } from '../backends/spawn/spawn-backend.js';
-import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, removeLegacyPasteFiles, socketAnswers, socketPathFor } from '../backends/tmux/tmux-backend.js';
-import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../backends/ssh/ssh-host.js';
-import { planRemoteLaunch } from '../backends/ssh/remote-launch.js';
-import { AuditLog } from '../journal/audit-log.js';
+import { killServerArgv } from '../control/tmux-commands.js';
+import { ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput } from '../policy/config-schema.js';
+import { CURATED_PATH } from '../policy/child-env.js';
+import { findExecutable, planLaunch, type CreateRequest } from '../launch/plan-launch.js';
+import { Session } from '../session/session.js';
+import type { ExitInfo } from '../session/backend.js';
+import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
+import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, removeLegacyPasteFiles, socketAnswers, socketPathFor } from '../../backends/tmux/tmux-backend.js';
+import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../../backends/ssh/ssh-host.js';
+import { planRemoteLaunch } from '../../backends/ssh/remote-launch.js';
+import { AuditLog } from '../../journal/audit-log.js';
 import { builtinProfilesDir, loadProfileFiles } from './profile-files.js';
-import type { ProfileSet } from './perceive/profile.js';
-import { sampleProcessActivity } from '../backends/tmux/process-activity.js';
-import { redactArgv, redactTerminalText } from './policy/redact.js';
-import { Journal, JournalError, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../journal/journal.js';
-import { findProcesses, isAlive, readStat } from '../backends/tmux/process-tree.js';
+import type { ProfileSet } from '../perceive/profile.js';
+import { sampleProcessActivity } from '../../backends/tmux/process-activity.js';
+import { redactArgv, redactTerminalText } from '../policy/redact.js';
+import { Journal, JournalError, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../../journal/journal.js';
+import { findProcesses, isAlive, readStat } from '../../backends/tmux/process-tree.js';
 
 export interface DriverOptions {
   /** Overrides the config's dataDir. */

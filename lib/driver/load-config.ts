@@ -3,10 +3,10 @@ import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from './errors.js';
-import { validateConfig } from './policy/config.js';
+import { ConfigError } from '../common/errors.js';
+import { validateConfig } from '../policy/config.js';
 import { resolveDataDir } from './data-dir.js';
-import type { AllowEntry, DriverConfig, DriverConfigInput } from './policy/config-schema.js';
+import type { AllowEntry, DriverConfig, DriverConfigInput } from '../policy/config-schema.js';
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith('/') ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state');

@@ -6,7 +6,7 @@
  */
 import { accessSync, constants, lstatSync, mkdirSync, realpathSync, statfsSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { TmuxDriveError } from './errors.js';
+import { TmuxDriveError } from '../common/errors.js';
 
 export class DataDirError extends TmuxDriveError {
   constructor(path: string, reason: string, options?: { cause?: unknown }) {

@@ -4,27 +4,28 @@
  * this class.
  */
 import { EventEmitter } from 'node:events';
-import type { Clock, Disposable } from './clock.js';
+import type { Clock } from '../common/clock.js';
+import type { Disposable } from '../common/disposable.js';
 import type { BackendListener, DriveBackend, ExitInfo, SignalName } from './backend.js';
-import { ClosedError, PolicyError, SessionError, TmuxDriveError, UsageError } from './errors.js';
-import { Mirror, type ScreenSnapshot } from './emulator/mirror.js';
-import type { CellGrid } from './emulator/cell-grid.js';
-import type { PaneCapture } from './emulator/rebuild.js';
-import { rebuildMirror } from './emulator/rebuild.js';
-import { compareWithCapture, type FidelityReport } from './emulator/fidelity.js';
-import { StringTimeoutWatch } from './emulator/string-timeout.js';
+import { ClosedError, PolicyError, SessionError, TmuxDriveError, UsageError } from '../common/errors.js';
+import { Mirror, type ScreenSnapshot } from '../emulator/mirror.js';
+import type { CellGrid } from '../emulator/cell-grid.js';
+import type { PaneCapture } from '../emulator/rebuild.js';
+import { rebuildMirror } from '../emulator/rebuild.js';
+import { compareWithCapture, type FidelityReport } from '../emulator/fidelity.js';
+import { StringTimeoutWatch } from '../emulator/string-timeout.js';
 import { Transcript, type TranscriptEntry } from './transcript.js';
-import { AnsiStripper } from './perceive/ansi-text.js';
-import { typedNeedles, type TextPattern } from './perceive/text-match.js';
-import { TextWatch } from './perceive/text-watch.js';
-import { classify, type SessionStatus } from './perceive/status.js';
-import { compareActivity, type ProcessActivity, type ProcessActivitySample } from './perceive/activity.js';
-import { decideAutoAnswer, type AutoAnswerPolicy } from './perceive/auto-answer.js';
-import { GENERIC_PROFILE, type Profile } from './perceive/profile.js';
-import { transformSnapshot } from './perceive/input-line.js';
-import type { Suggestion } from './perceive/input-line.js';
-import { redactScreen, redactSecrets, redactTerminalChunks, secretAcrossTop, type LeadingSecret } from './policy/redact.js';
-import { readCost } from './perceive/cost.js';
+import { AnsiStripper } from '../perceive/ansi-text.js';
+import { typedNeedles, type TextPattern } from '../perceive/text-match.js';
+import { TextWatch } from '../perceive/text-watch.js';
+import { classify, type SessionStatus } from '../perceive/status.js';
+import { compareActivity, type ProcessActivity, type ProcessActivitySample } from '../perceive/activity.js';
+import { decideAutoAnswer, type AutoAnswerPolicy } from '../perceive/auto-answer.js';
+import { GENERIC_PROFILE, type Profile } from '../perceive/profile.js';
+import { transformSnapshot } from '../perceive/input-line.js';
+import type { Suggestion } from '../perceive/input-line.js';
+import { redactScreen, redactSecrets, redactTerminalChunks, secretAcrossTop, type LeadingSecret } from '../policy/redact.js';
+import { readCost } from '../perceive/cost.js';
 import { DEFAULT_MAX_BYTES, MAX_READ_BYTES, READ_MODES, capDiff, capTail, diffRows, digestRows, renderDiffRow, type ReadMode, type ScreenDiff } from './read-modes.js';
 
 export type { ReadMode, ScreenDiff, DiffRow } from './read-modes.js';

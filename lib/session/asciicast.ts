@@ -20,7 +20,7 @@
  * clipboard writes, passthrough, titles, APC/PM/SOS and queries are removed unless `raw` is set.
  */
 import type { TranscriptEntry } from './transcript.js';
-import { redactTerminalChunks } from './policy/redact.js';
+import { redactTerminalChunks } from '../policy/redact.js';
 import { AsciicastOutputFilter } from './asciicast-output-filter.js';
 
 export interface AsciicastHeader {

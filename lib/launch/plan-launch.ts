@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { PolicyError, UsageError } from './errors.js';
-import type { AllowEntry, DriverConfig, Scope } from './policy/config-schema.js';
-import { buildChildEnv } from './policy/child-env.js';
-import { isWithin, paneArgv, sandboxArgv } from './policy/sandbox.js';
+import { PolicyError, UsageError } from '../common/errors.js';
+import type { AllowEntry, DriverConfig, Scope } from '../policy/config-schema.js';
+import { buildChildEnv } from '../policy/child-env.js';
+import { isWithin, paneArgv, sandboxArgv } from '../policy/sandbox.js';
 
 export interface CreateRequest {
   readonly allowId: string;

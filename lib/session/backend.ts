@@ -2,15 +2,10 @@
  * The port a backend implements: how a session's program runs and how bytes and keys reach it.
  * Sessions, perception and the public API see only this interface, never tmux or node-pty.
  */
-import type { Disposable } from './clock.js';
-import type { PaneCapture } from './emulator/rebuild.js';
+import type { Disposable } from '../common/disposable.js';
+import type { ExitInfo } from '../common/exit-info.js';
+import type { PaneCapture } from '../emulator/rebuild.js';
 
-export interface ExitInfo {
-  /** Exit status, or null when the program was killed by a signal. */
-  readonly code: number | null;
-  /** Signal number, or null. */
-  readonly signal: number | null;
-}
 
 export type SignalName = 'interrupt' | 'terminate' | 'kill' | 'hangup';
 
@@ -72,4 +67,4 @@ export interface DriveBackend {
   attachCommand(readOnly: boolean): string[];
 }
 
-export type { Disposable };
+export type { Disposable, ExitInfo };

@@ -12,7 +12,3 @@ export interface Clock {
   /** Runs `fn` once after `ms`; never repeats. */
   after(ms: number, fn: () => void): TimerHandle;
 }
-
-export interface Disposable {
-  dispose(): void;
-}

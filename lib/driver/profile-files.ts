@@ -1,18 +1,18 @@
 /**
  * Reads the profile files (profiles/*.json) and hands the parsed JSON to the pure loader
  * (lib/perceive/profile.ts). The built-in directory is found relative to this module, which runs
- * both as TypeScript source (lib/profile-files.ts, under vitest) and compiled
+ * both as TypeScript source (lib/driver/profile-files.ts, under vitest) and compiled
  * (dist/lib/profile-files.js): `profiles/` is one or two levels up.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { ConfigError } from './errors.js';
-import { loadProfiles, type ProfileSet, type ProfileSource } from './perceive/profile.js';
+import { ConfigError } from '../common/errors.js';
+import { loadProfiles, type ProfileSet, type ProfileSource } from '../perceive/profile.js';
 
 /** The package's own profiles/ directory. */
 export function builtinProfilesDir(): string {
-  for (const rel of ['../../profiles/', '../profiles/']) {
+  for (const rel of ['../../../profiles/', '../../profiles/']) {
     const dir = fileURLToPath(new URL(rel, import.meta.url));
     if (existsSync(join(dir, 'shell.json'))) return dir;
   }
