@@ -39,7 +39,9 @@ import {
 import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/emulator/rebuild.js';
 import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/common/errors.js';
 import { ControlClient, TMUX_CWD, type TmuxRun } from './control-client.js';
-import { isAlive, findProcesses, processTree, signalAll, type ProcStat } from './process-tree.js';
+import { isAlive, findProcesses, processTree, signalAll, type ProcStat } from '../process/process-tree.js';
+import { signalForeground } from '../process/signal-foreground.js';
+import { waitGone } from '../process/wait-gone.js';
 
 /** Unix socket paths are limited to 108 bytes including the NUL (sun_path). */
 const MAX_SOCKET_PATH = 107;
@@ -49,8 +51,6 @@ const PAUSE_AFTER_SECONDS = 5;
 const PASTE_THRESHOLD_CHARS = 4096;
 /** The subscription that reports the pane's death (see connect()). */
 const DEAD_SUBSCRIPTION = 'td-dead';
-/** Wrappers the launch may put between the pane and the program (not the program's own processes). */
-const WRAPPER_COMMS: ReadonlySet<string> = new Set(['bwrap']);
 /** Control-client incidents after which its stream is not trusted: the channel is replaced. */
 const UNTRUSTED_STREAM: ReadonlySet<string> = new Set(['framing-mismatch', 'orphan-end']);
 /** A paste's deadline grows with its size: tmux 3.3a lexed a 1 MB command line in ~0.5 s here. */
@@ -60,8 +60,6 @@ const INFO_FORMAT = ['pid', 'pane_id', 'pane_pid', 'pane_in_mode', 'window_id', 
 const CLIENTS_FORMAT = '#{client_control_mode}\t#{client_pid}\t#{client_name}';
 const DEAD_FORMAT = '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}';
 const CURSOR_FORMAT = '#{cursor_x}\t#{cursor_y}';
-
-const SIGNALS: Record<SignalName, NodeJS.Signals> = { interrupt: 'SIGINT', terminate: 'SIGTERM', kill: 'SIGKILL', hangup: 'SIGHUP' };
 
 export interface TmuxTarget {
   readonly tmuxPath: string;
@@ -614,11 +612,7 @@ export class TmuxBackend implements DriveBackend {
   async signal(name: SignalName): Promise<void> {
     const root = this.pid;
     if (root === undefined || this.exited) throw new TmuxDriveError('SESSION_EXITED', `drive ${this.target.name} has no running program to signal`);
-    const all = await this.host.processTree(root);
-    const foreground = all[0]?.tpgid; // the tty's foreground process group, as the host numbers it
-    const tree = all.filter((p) => !WRAPPER_COMMS.has(p.comm));
-    const fg = tree.filter((p) => p.pgrp === foreground);
-    await this.host.signal((fg.length > 0 ? fg : tree).map((p) => p.pid), SIGNALS[name]);
+    await signalForeground(await this.host.processTree(root), name, (pids, signal) => this.host.signal(pids, signal));
   }
 
   /** A pid of this machine (activity sampling reads the local /proc): none for a remote drive. */
@@ -665,22 +659,9 @@ export class TmuxBackend implements DriveBackend {
   }
 
   /** Waits (bounded, with backoff) until every pid is gone; escalates to `signal` halfway. */
-  private async waitGone(pids: number[], signal: NodeJS.Signals): Promise<boolean> {
-    const deadline = this.target.clock.now() + this.target.timeoutMs;
-    let delay = 2;
-    let escalated = false;
-    for (;;) {
-      const alive = pids.length === 0 ? [] : await this.host.alive(pids);
-      if (alive.length === 0) return true;
-      const now = this.target.clock.now();
-      if (now >= deadline) return false;
-      if (!escalated && now >= deadline - this.target.timeoutMs / 2) {
-        await this.host.signal(alive, signal);
-        escalated = true;
-      }
-      await this.sleep(delay);
-      delay = Math.min(delay * 2, 100);
-    }
+  private waitGone(pids: number[], signal: NodeJS.Signals): Promise<boolean> {
+    const host = this.host;
+    return waitGone(pids, { alive: (p) => host.alive(p), signal: (p, s) => host.signal(p, s) }, { clock: this.target.clock, timeoutMs: this.target.timeoutMs, escalation: signal });
   }
 
   private sleep(ms: number): Promise<void> {

@@ -23,10 +23,10 @@ import { planRemoteLaunch } from '../../backends/ssh/remote-launch.js';
 import { AuditLog } from '../../journal/audit-log.js';
 import { builtinProfilesDir, loadProfileFiles } from './profile-files.js';
 import type { ProfileSet } from '../perceive/profile.js';
-import { sampleProcessActivity } from '../../backends/tmux/process-activity.js';
+import { sampleProcessActivity } from '../../backends/process/process-activity.js';
 import { redactArgv, redactTerminalText } from '../policy/redact.js';
 import { Journal, JournalError, LeaseError, NON_TERMINAL_STATES, currentHolder, hashOf, type SessionRecord } from '../../journal/journal.js';
-import { findProcesses, isAlive, readStat } from '../../backends/tmux/process-tree.js';
+import { findProcesses, isAlive, readStat } from '../../backends/process/process-tree.js';
 
 export interface DriverOptions {
   /** Overrides the config's dataDir. */

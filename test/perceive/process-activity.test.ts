@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sampleProcessActivity } from '../../backends/tmux/process-activity.js';
+import { sampleProcessActivity } from '../../backends/process/process-activity.js';
 import { compareActivity } from '../../lib/perceive/activity.js';
 
 const children: ChildProcess[] = [];

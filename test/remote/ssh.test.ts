@@ -11,9 +11,9 @@ import { join, resolve } from 'node:path';
 import { Driver } from '../../lib/index.js';
 import type { DriverConfigInput } from '../../lib/policy/config-schema.js';
 import { CONSENT, processesMentioning } from '../helpers.js';
-import { processTree } from '../../backends/tmux/process-tree.js';
+import { parseStats, processTree } from '../../backends/process/process-tree.js';
 import { remoteCommand, shQuote } from '../../backends/ssh/shell-quote.js';
-import { SshHost, checkSshOption, parseStats } from '../../backends/ssh/ssh-host.js';
+import { SshHost, checkSshOption } from '../../backends/ssh/ssh-host.js';
 import { startSshd, sshdMissing, type Sshd } from '../../bench/loopback-sshd.js';
 import { BYTE_CORPUS } from '../byte-corpus.js';
 

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { sandboxArgv } from '../../lib/policy/sandbox.js';
 import { findExecutable } from '../../lib/launch/plan-launch.js';
-import { processTree } from '../../backends/tmux/process-tree.js';
+import { processTree } from '../../backends/process/process-tree.js';
 import { processesMentioning } from '../helpers.js';
 import { openSpawn, type SpawnDrive } from './spawn-harness.js';
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { processTree } from '../../backends/tmux/process-tree.js';
+import { processTree } from '../../backends/process/process-tree.js';
 import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
 import { processesMentioning } from '../helpers.js';
 import { BASH, MirrorListener, childEnv, openSpawn, type SpawnDrive } from './spawn-harness.js';
