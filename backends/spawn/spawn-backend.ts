@@ -13,7 +13,7 @@ import nodePty from 'node-pty';
 import type { IPty } from 'node-pty';
 import type { Clock } from '../../lib/common/clock.js';
 import type { BackendListener, DriveBackend, ExitInfo, PaneGeometry, SignalName, VisibleGrid } from '../../lib/session/backend.js';
-import type { PaneCapture } from '../../lib/emulator/rebuild.js';
+import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import { normalizeKey } from '../../lib/control/encode.js';
 import { ClosedError, SessionError, TmuxDriveError, UsageError } from '../../lib/common/errors.js';
 import { systemClock } from '../../lib/driver/system-clock.js';

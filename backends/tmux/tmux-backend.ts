@@ -36,7 +36,8 @@ import {
   startServerArgv,
   type TmuxCommand,
 } from '../../lib/control/tmux-commands.js';
-import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/emulator/rebuild.js';
+import { readPaneCapture, type PaneCapture } from '../../lib/control/pane-capture.js';
+import { PANE_STATE_FORMAT } from '../../lib/control/pane-state.js';
 import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/common/errors.js';
 import { ControlClient, TMUX_CWD, type TmuxRun } from './control-client.js';
 import { isAlive, findProcesses, processTree, signalAll, type ProcStat } from '../process/process-tree.js';
@@ -453,30 +454,11 @@ export class TmuxBackend implements DriveBackend {
 
   async capture(): Promise<PaneCapture> {
     const batch = this.snapshotBatch([], false);
-    return this.toCapture(batch, await this.live.batch(batch.commands));
+    return readPaneCapture(batch, await this.live.batch(batch.commands));
   }
 
   private snapshotBatch(prefix: readonly TmuxCommand[], withContinue: boolean) {
     return paneSnapshot(this.pane, PANE_STATE_FORMAT, { prefix, withContinue });
-  }
-
-  private toCapture(batch: ReturnType<TmuxBackend['snapshotBatch']>, replies: readonly Reply[]): PaneCapture {
-    let parts;
-    try {
-      parts = batch.read(replies);
-    } catch (err) {
-      throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete capture batch', {}, { cause: err });
-    }
-    const state = parsePaneState(parts.state);
-    const alt = parts.alternateSaved;
-    return {
-      cols: state.paneWidth,
-      rows: state.paneHeight,
-      main: parts.main,
-      alternateSaved: state.alternateOn && alt.length > 0 ? alt : undefined,
-      pending: parts.pending,
-      state,
-    };
   }
 
   /**
@@ -540,7 +522,7 @@ export class TmuxBackend implements DriveBackend {
     let capture: PaneCapture;
     try {
       capture = await this.bracketed(batch, continuous ? 'pass' : 'drop', (replies) => {
-        const c: PaneCapture = { ...this.toCapture(batch, replies), continuous };
+        const c: PaneCapture = { ...readPaneCapture(batch, replies), continuous };
         this.listener.resync(c, reason);
         return c;
       });

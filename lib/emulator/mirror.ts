@@ -14,7 +14,8 @@ import { ClosedError } from '../common/errors.js';
 import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type CursorState } from './cell-grid.js';
 import { Fnv1a64 } from '../common/fnv1a64.js';
 import { createTerminal, type CreatedTerminal, type EmulatorLog, type ParserState } from './headless.js';
-import { rebuildInto, type PaneCapture } from './rebuild.js';
+import type { PaneCapture } from '../control/pane-capture.js';
+import { rebuildInto } from './rebuild.js';
 import { TmuxInputFilter } from './tmux-input-filter.js';
 
 export interface MirrorOptions {

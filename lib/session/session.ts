@@ -10,8 +10,7 @@ import type { BackendListener, DriveBackend, ExitInfo, SignalName } from './back
 import { ClosedError, PolicyError, SessionError, TmuxDriveError, UsageError } from '../common/errors.js';
 import { Mirror, type ScreenSnapshot } from '../emulator/mirror.js';
 import type { CellGrid } from '../emulator/cell-grid.js';
-import type { PaneCapture } from '../emulator/rebuild.js';
-import { rebuildMirror } from '../emulator/rebuild.js';
+import type { PaneCapture } from '../control/pane-capture.js';
 import { compareWithCapture, type FidelityReport } from '../emulator/fidelity.js';
 import { StringTimeoutWatch } from '../emulator/string-timeout.js';
 import { Transcript, type TranscriptEntry } from './transcript.js';
@@ -462,7 +461,7 @@ export class Session {
     // tmux's string timeout reset its parser (input_reset): pen, charsets and DECSC save start over,
     // and it is in the ground state although `capture-pane -P` still reports the abandoned string
     // (input_reset does not drain since_ground): nothing of either is carried into the mirror.
-    rebuildMirror(this.mirror, reason === 'parser_timeout' ? { ...capture, continuous: false, pending: new Uint8Array(0) } : capture);
+    this.mirror.rebuild(reason === 'parser_timeout' ? { ...capture, continuous: false, pending: new Uint8Array(0) } : capture);
     this.transcriptRing.append('resync', undefined, { reason, cols: capture.cols, rows: capture.rows });
     // Rebuilding the mirror at attach is not the program producing output (the rebuild's own
     // change event, emitted synchronously, is undone here).

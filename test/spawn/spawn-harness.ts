@@ -13,7 +13,7 @@ import { Session } from '../../lib/session/session.js';
 import { systemClock } from '../../lib/driver/system-clock.js';
 import type { BackendListener, ExitInfo, PaneGeometry } from '../../lib/session/backend.js';
 import { Mirror } from '../../lib/emulator/mirror.js';
-import type { PaneCapture } from '../../lib/emulator/rebuild.js';
+import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import { CURATED_PATH } from '../../lib/policy/child-env.js';
 import { SpawnBackend, type SpawnLaunch, type TerminalModes } from '../../backends/spawn/spawn-backend.js';
 
