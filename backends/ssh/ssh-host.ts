@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { TmuxDriveError } from '../../lib/common/errors.js';
 import { listSessionsArgv } from '../../lib/control/tmux-commands.js';
 import { CURATED_PATH } from '../../lib/policy/child-env.js';
-import type { TmuxHost } from '../tmux/tmux-backend.js';
+import type { TmuxHost } from '../tmux/tmux-host.js';
 import { parseStats, treeOf, type ProcStat } from '../process/process-tree.js';
 import { remoteCommand } from './shell-quote.js';
 

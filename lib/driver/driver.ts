@@ -17,7 +17,9 @@ import { findExecutable, planLaunch, type CreateRequest } from '../launch/plan-l
 import { Session } from '../session/session.js';
 import type { ExitInfo } from '../session/backend.js';
 import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
-import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, removeLegacyPasteFiles, socketAnswers, socketPathFor } from '../../backends/tmux/tmux-backend.js';
+import { TmuxBackend } from '../../backends/tmux/tmux-backend.js';
+import { socketAnswers, socketPathFor, type TmuxTarget } from '../../backends/tmux/tmux-host.js';
+import { endUnfinishedLaunch, removeLegacyPasteFiles } from '../../backends/tmux/launch-leftovers.js';
 import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../../backends/ssh/ssh-host.js';
 import { planRemoteLaunch } from '../../backends/ssh/remote-launch.js';
 import { AuditLog } from '../../journal/audit-log.js';
