@@ -79,13 +79,7 @@ export class Journal {
    * for a file from a newer tmux-drive and JOURNAL_UNREADABLE for one SQLite cannot read.
    */
   static open(dataDir: string, opts: JournalOptions = {}): Journal {
-    const { db, dir } = openDatabase(dataDir, opts.busyTimeoutMs);
-    try {
-      return new Journal(db, dir, opts);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    return openDatabase(dataDir, opts.busyTimeoutMs, (db, dir) => new Journal(db, dir, opts));
   }
 
   // ---- sessions ----------------------------------------------------------------------------

@@ -53,17 +53,12 @@ function enableWal(db: Database.Database, file: string, timeoutMs: number): void
   }
 }
 
-export interface OpenedDatabase {
-  readonly db: Database.Database;
-  /** The data dir, resolved (created 0700 if missing). */
-  readonly dir: string;
-}
-
 /**
- * Opens (creating if needed) `<dataDir>/journal.sqlite3` and migrates it. Throws JOURNAL_TOO_NEW
- * for a file from a newer tmux-drive and JOURNAL_UNREADABLE for one SQLite cannot read.
+ * Opens (creating if needed) `<dataDir>/journal.sqlite3`, migrates it and hands it to `use` (with
+ * the data dir resolved); the file is closed again if `use` fails. Throws JOURNAL_TOO_NEW for a
+ * file from a newer tmux-drive and JOURNAL_UNREADABLE for one SQLite cannot read.
  */
-export function openDatabase(dataDir: string, busyTimeoutMs: number | undefined): OpenedDatabase {
+export function openDatabase<T>(dataDir: string, busyTimeoutMs: number | undefined, use: (db: Database.Database, dir: string) => T): T {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, JOURNAL_FILE);
@@ -91,7 +86,7 @@ export function openDatabase(dataDir: string, busyTimeoutMs: number | undefined)
     db.pragma('foreign_keys = ON');
     db.pragma(`journal_size_limit = ${Limits.WalSizeLimitBytes}`);
     migrate(db, MIGRATIONS, file);
-    return { db, dir };
+    return use(db, dir);
   } catch (error) {
     db.close();
     if (error instanceof JournalError) throw error;
