@@ -7,8 +7,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sampleProcessActivity } from '../../backends/process/process-activity.js';
-import { compareActivity } from '../../lib/perceive/activity.js';
+import { sampleProcessActivity } from '../../../backends/process/process-activity.js';
+import { compareActivity } from '../../../lib/perceive/activity.js';
 
 const children: ChildProcess[] = [];
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { tmpdir } from 'node:os';
 import nodePty from 'node-pty';
-import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
+import { SpawnBackend } from '../../../backends/spawn/spawn-backend.js';
 import { MirrorListener, childEnv, openSpawn } from './spawn-harness.js';
 
 const RUNS = 20;

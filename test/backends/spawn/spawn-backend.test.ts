@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { processTree } from '../../backends/process/process-tree.js';
-import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
-import { processesMentioning } from '../helpers.js';
+import { processTree } from '../../../backends/process/process-tree.js';
+import { SpawnBackend } from '../../../backends/spawn/spawn-backend.js';
+import { processesMentioning } from '../../helpers.js';
 import { BASH, MirrorListener, childEnv, openSpawn, type SpawnDrive } from './spawn-harness.js';
 
 const PROMPT = { PS1: '$ ' };

@@ -7,10 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { sandboxArgv } from '../../lib/policy/sandbox.js';
-import { findExecutable } from '../../lib/launch/plan-launch.js';
-import { processTree } from '../../backends/process/process-tree.js';
-import { processesMentioning } from '../helpers.js';
+import { sandboxArgv } from '../../../lib/policy/sandbox.js';
+import { findExecutable } from '../../../lib/launch/plan-launch.js';
+import { processTree } from '../../../backends/process/process-tree.js';
+import { processesMentioning } from '../../helpers.js';
 import { openSpawn, type SpawnDrive } from './spawn-harness.js';
 
 const bwrap = findExecutable('bwrap', '/usr/bin:/bin');

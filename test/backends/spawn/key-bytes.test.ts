@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KEY_NAMES } from '../../lib/control/encode.js';
-import { keyBytes, type KeyModes } from '../../backends/spawn/key-bytes.js';
+import { KEY_NAMES } from '../../../lib/control/encode.js';
+import { keyBytes, type KeyModes } from '../../../backends/spawn/key-bytes.js';
 
 interface Fixture {
   readonly tmux: string;

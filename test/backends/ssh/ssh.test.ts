@@ -8,16 +8,16 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Driver } from '../../lib/index.js';
-import type { DriverConfigInput } from '../../lib/policy/config-schema.js';
-import { CONSENT, processesMentioning } from '../helpers.js';
-import { parseStats, processTree } from '../../backends/process/process-tree.js';
-import { remoteCommand, shQuote } from '../../backends/ssh/shell-quote.js';
-import { SshHost, checkSshOption } from '../../backends/ssh/ssh-host.js';
-import { startSshd, sshdMissing, type Sshd } from '../../bench/loopback-sshd.js';
-import { BYTE_CORPUS } from '../byte-corpus.js';
+import { Driver } from '../../../lib/index.js';
+import type { DriverConfigInput } from '../../../lib/policy/config-schema.js';
+import { CONSENT, processesMentioning } from '../../helpers.js';
+import { parseStats, processTree } from '../../../backends/process/process-tree.js';
+import { remoteCommand, shQuote } from '../../../backends/ssh/shell-quote.js';
+import { SshHost, checkSshOption } from '../../../backends/ssh/ssh-host.js';
+import { startSshd, sshdMissing, type Sshd } from '../../../bench/loopback-sshd.js';
+import { BYTE_CORPUS } from '../../byte-corpus.js';
 
-const DIST = resolve(__dirname, '../../dist/lib/index.js');
+const DIST = resolve(__dirname, '../../../dist/lib/index.js');
 
 /** The byte-exact corpus, minus NUL (argv cannot carry it), plus shell-only cases. */
 const CORPUS: Array<[string, string]> = [
@@ -51,7 +51,7 @@ describe('shell quoting for ssh remote commands', () => {
 });
 
 const missing = sshdMissing();
-if (missing) console.warn(`test/remote/ssh.test.ts: remote-drive suite skipped: ${missing}`);
+if (missing) console.warn(`test/backends/ssh/ssh.test.ts: remote-drive suite skipped: ${missing}`);
 
 describe.skipIf(missing !== undefined)('remote drives over ssh (private sshd on loopback)', () => {
   let sshd: Sshd;

@@ -9,13 +9,13 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import xtermHeadless from '@xterm/headless';
-import { Session } from '../../lib/session/session.js';
-import { systemClock } from '../../lib/driver/system-clock.js';
-import type { BackendListener, ExitInfo, PaneGeometry } from '../../lib/session/backend.js';
-import { Mirror } from '../../lib/emulator/mirror.js';
-import type { PaneCapture } from '../../lib/control/pane-capture.js';
-import { CURATED_PATH } from '../../lib/policy/child-env.js';
-import { SpawnBackend, type SpawnLaunch, type TerminalModes } from '../../backends/spawn/spawn-backend.js';
+import { Session } from '../../../lib/session/session.js';
+import { systemClock } from '../../../lib/driver/system-clock.js';
+import type { BackendListener, ExitInfo, PaneGeometry } from '../../../lib/session/backend.js';
+import { Mirror } from '../../../lib/emulator/mirror.js';
+import type { PaneCapture } from '../../../lib/control/pane-capture.js';
+import { CURATED_PATH } from '../../../lib/policy/child-env.js';
+import { SpawnBackend, type SpawnLaunch, type TerminalModes } from '../../../backends/spawn/spawn-backend.js';
 
 const { Terminal } = xtermHeadless;
 
