@@ -3,6 +3,12 @@
  * Inside a bwrap jail pids are the namespace's; /proc read from the host shows host pids, which is
  * what signals and kill verification need. The parsing and the tree walk are shared with the ssh
  * host, which reads the same lines from a remote /proc.
+ *
+ * The room (backends/process/): what the tmux, spawn and ssh backends share about the program's
+ * processes: this tree, activity sampling (process-activity.ts), the one signal-to-the-foreground-
+ * group (signal-foreground.ts) and the one kill verification (wait-gone.ts). It imports
+ * lib/common and the port types of lib/session/backend.ts and lib/perceive/activity.ts, nothing
+ * of the backends that use it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 

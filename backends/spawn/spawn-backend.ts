@@ -6,6 +6,11 @@
  * whole process tree is ended on kill. What needs tmux's own copy of the screen (a resync
  * snapshot, the fidelity check) or its server (an operator's attach, a re-attach after a host
  * restart) does not exist here and fails with UNSUPPORTED. docs/backends.md compares the two.
+ *
+ * The room (backends/spawn/): this backend, key-bytes.ts (tmux's key table as bytes) and
+ * drain-before-close.ts (node-pty's lost tail). It imports lib/common, lib/control's key names,
+ * the port in lib/session/backend.ts and backends/process; its default clock still comes from
+ * lib/driver/system-clock.ts (the one arrow upward, kept for callers that pass none).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
