@@ -49,17 +49,19 @@ export interface HandshakeContext {
   readonly timeoutMs: number;
   /** End every other control client (a re-attach under the drive's lease: they are a dead host's). */
   readonly endStale: boolean;
+  /** The pane is known (as soon as tmux said which it is: its events may arrive from then on). */
+  readonly identified: (pane: AttachedPane) => void;
   readonly incident: (code: string, detail: Record<string, unknown>) => void;
   /** The operators' terminal clients attached now (maybe none), after any stale client is gone. */
   readonly operatorsFound: (names: readonly string[]) => void;
 }
 
-export async function attachHandshake(ctx: HandshakeContext): Promise<AttachedPane> {
+export async function attachHandshake(ctx: HandshakeContext): Promise<void> {
   const { client } = ctx;
   await client.command(refreshClientPauseAfter(PAUSE_AFTER_SECONDS));
   const info = (await client.command(displayMessage(ctx.session, INFO_FORMAT))).text().split('\t');
   const pane = (info[1] ?? '%0') as PaneId;
-  const attached: AttachedPane = { serverPid: Number(info[0]), pane, pid: Number(info[2]) || undefined };
+  ctx.identified({ serverPid: Number(info[0]), pane, pid: Number(info[2]) || undefined });
   const windowId: WindowId = info[4] !== undefined && isWindowId(info[4]) ? info[4] : '@0';
   // The pane-died hook's line reaches control clients only sometimes in tmux 3.3a (16 of 20
   // runs here) and a pane subscription never reported; a window subscription on pane_dead did,
@@ -87,5 +89,4 @@ export async function attachHandshake(ctx: HandshakeContext): Promise<AttachedPa
     ctx.incident('pane_in_mode_at_attach', { pane });
     await client.command(cancelPaneMode(pane));
   }
-  return attached;
 }

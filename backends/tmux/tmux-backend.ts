@@ -145,22 +145,24 @@ export class TmuxBackend implements DriveBackend {
     });
     this.client = client;
     try {
-      const attached = await attachHandshake({
+      await attachHandshake({
         client,
         session: this.target.name,
         host,
         clock: this.target.clock,
         timeoutMs: this.target.timeoutMs,
         endStale,
+        identified: (attached) => {
+          this.serverPid = attached.serverPid;
+          this.pane = attached.pane;
+          this.pid = attached.pid;
+        },
         incident: (code, detail) => this.listener.incident(code, detail),
         operatorsFound: (names) => {
           for (const name of names) this.operatorClients.add(name);
           if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
         },
       });
-      this.serverPid = attached.serverPid;
-      this.pane = attached.pane;
-      this.pid = attached.pid;
       await this.resync('attach');
     } catch (err) {
       client.terminate();
