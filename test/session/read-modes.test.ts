@@ -1,8 +1,8 @@
 /** The read shapes (digest, diff, byte caps) and the cost reading, pure. */
 import { describe, expect, it } from 'vitest';
-import { capDiff, capTail, diffRows, digestRows } from '../lib/session/read-modes.js';
-import { readCost } from '../lib/perceive/cost.js';
-import { loadProfiles } from '../lib/perceive/profile.js';
+import { capDiff, capTail, diffRows, digestRows } from '../../lib/session/read-modes.js';
+import { readCost } from '../../lib/perceive/cost.js';
+import { loadProfiles } from '../../lib/perceive/profile.js';
 
 describe('read modes', () => {
   it('digest: right-trimmed rows, trailing blank rows dropped, inner blank rows kept', () => {

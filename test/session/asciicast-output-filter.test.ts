@@ -8,9 +8,9 @@
 import fc from 'fast-check';
 import xtermHeadless from '@xterm/headless';
 import { describe, expect, it } from 'vitest';
-import { AsciicastOutputFilter, neutraliseTerminalOutput } from '../lib/session/asciicast-output-filter.js';
-import { toAsciicast } from '../lib/session/asciicast.js';
-import type { TranscriptEntry } from '../lib/session/transcript.js';
+import { AsciicastOutputFilter, neutraliseTerminalOutput } from '../../lib/session/asciicast-output-filter.js';
+import { toAsciicast } from '../../lib/session/asciicast.js';
+import type { TranscriptEntry } from '../../lib/session/transcript.js';
 
 const { Terminal } = xtermHeadless;
 

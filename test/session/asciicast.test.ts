@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import xtermHeadless from '@xterm/headless';
 import unicode11Module from '@xterm/addon-unicode11';
-import { formatAsciicast, keyBytes, toAsciicast, type AsciicastEvent } from '../lib/session/asciicast.js';
-import type { TranscriptEntry } from '../lib/session/transcript.js';
-import { allow, openDriver, type TestDriver } from './helpers.js';
+import { formatAsciicast, keyBytes, toAsciicast, type AsciicastEvent } from '../../lib/session/asciicast.js';
+import type { TranscriptEntry } from '../../lib/session/transcript.js';
+import { allow, openDriver, type TestDriver } from '../helpers.js';
 
 const { Terminal } = xtermHeadless;
 const { Unicode11Addon } = unicode11Module;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Transcript } from '../lib/session/transcript.js';
+import { Transcript } from '../../lib/session/transcript.js';
 
 describe('the transcript ring', () => {
   it('numbers entries monotonically from the seq it continues, and stays under its bound', () => {
