@@ -14,12 +14,13 @@ import { killServerArgv } from '../control/tmux-commands.js';
 import { ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput } from '../policy/config-schema.js';
 import { CURATED_PATH } from '../policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest } from '../launch/plan-launch.js';
+import { planRemoteLaunch } from '../launch/remote-launch.js';
 import { Session } from '../session/session.js';
 import type { ExitInfo } from '../session/backend.js';
 import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
 import { TmuxBackend, type TmuxTarget, endUnfinishedLaunch, removeLegacyPasteFiles, socketAnswers, socketPathFor } from '../../backends/tmux/tmux-backend.js';
 import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../../backends/ssh/ssh-host.js';
-import { planRemoteLaunch } from '../../backends/ssh/remote-launch.js';
+import { SshLaunchHost } from '../../backends/ssh/ssh-launch-host.js';
 import { AuditLog } from '../../journal/audit-log.js';
 import { builtinProfilesDir, loadProfileFiles } from './profile-files.js';
 import type { ProfileSet } from '../perceive/profile.js';
@@ -528,7 +529,7 @@ export class Driver {
     }
     const requested = config.allow.find((e) => e.id === opts.allowId);
     const remote = requested?.host === undefined ? undefined : this.sshHost(requested.host);
-    const plan = remote ? await planRemoteLaunch(remote, config, opts) : planLaunch({ config, dataDir: this.loaded.dataDir, bwrapPath: this.bwrapPath }, opts);
+    const plan = remote ? await planRemoteLaunch(new SshLaunchHost(remote), config, opts) : planLaunch({ config, dataDir: this.loaded.dataDir, bwrapPath: this.bwrapPath }, opts);
     const entryCap = plan.entry.limits.maxSessions;
     if (entryCap !== undefined && [...this.sessions.values()].filter((s) => s.lifecycle === 'live' && s.allowId === plan.entry.id).length >= entryCap) {
       throw new PolicyError('LIMIT_REACHED', `allow entry "${plan.entry.id}" allows ${entryCap} live session(s) (limits.maxSessions): kill one first`, { cap: 'limits.maxSessions' });
