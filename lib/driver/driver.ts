@@ -42,6 +42,8 @@ export interface SessionInfo {
 
 export class Driver {
   private readonly sessions = new Map<string, Session>();
+  /** create() calls under way: close() lets each finish (or give up) before the journal closes. */
+  private readonly creating = new Set<Promise<unknown>>();
   private readonly leases: LeaseBook;
   private readonly backends: BackendFactory;
   private readonly sessionFactory: SessionFactory;
@@ -116,6 +118,16 @@ export class Driver {
 
   async create(opts: CreateOptions): Promise<Session> {
     if (this.closed) throw new SessionError('DRIVER_CLOSED', 'this driver was closed; open a new one');
+    const creating = this.createDrive(opts);
+    this.creating.add(creating);
+    try {
+      return await creating;
+    } finally {
+      this.creating.delete(creating);
+    }
+  }
+
+  private async createDrive(opts: CreateOptions): Promise<Session> {
     const { config } = this.loaded;
     const { name, cols, rows } = checkCreateOptions(opts, config);
     const previous = this.sessions.get(name);
@@ -129,6 +141,8 @@ export class Driver {
     }
     const placed = await this.backends.plan(opts);
     const { plan, placement } = placed;
+    // A remote plan is a round trip: the driver may have been closed meanwhile.
+    if (this.closed) throw new SessionError('DRIVER_CLOSED', 'this driver was closed while the drive was being planned; nothing was launched');
     const entryCap = plan.entry.limits.maxSessions;
     if (entryCap !== undefined && this.liveSessions().filter((s) => s.allowId === plan.entry.id).length >= entryCap) {
       throw new PolicyError('LIMIT_REACHED', `allow entry "${plan.entry.id}" allows ${entryCap} live session(s) (limits.maxSessions): kill one first`, { cap: 'limits.maxSessions' });
@@ -157,13 +171,22 @@ export class Driver {
       interactions: 0,
     });
     this.journal.appendEvent(name, 'create', { sandboxed: plan.sandboxed, spawned });
-    const { session } = this.sessionFactory.make({ id: name, allowId: plan.entry.id, cols, rows, createdAt: Date.now(), firstSeq: this.journal.lastSeq(name) + 1 });
+    const { session, binding } = this.sessionFactory.make({ id: name, allowId: plan.entry.id, cols, rows, createdAt: Date.now(), firstSeq: this.journal.lastSeq(name) + 1 });
     try {
       session.bind(await this.backends.launch(placed, { name, cols, rows }, session));
     } catch (err) {
       this.journal.markFailed(name, 'launch_failed');
       this.leases.release(name);
+      // Never handed out: its mirror and timers go now (the journal already says why).
+      binding.dispose();
+      await session.detach().catch(() => undefined);
       throw err;
+    }
+    if (this.closed) {
+      // close() ran while the program started: it is let go like every other drive of this driver
+      // (a durable one keeps running, detached, for the next host), and the caller is told.
+      await session.detach().catch(() => undefined);
+      throw new SessionError('DRIVER_CLOSED', `this driver was closed while drive "${name}" was starting; it was detached (a durable drive keeps running for the next Driver.open)`, { name });
     }
     this.sessions.set(name, session); // replaces an ended session of the same name
     // Matched as one command line: a flag and its value are two words (`-u user:pass`).
@@ -229,6 +252,9 @@ export class Driver {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A create() under way finishes first: its drive is detached by it, recorded in the journal
+    // while the journal is still open (each launch is bounded by the tmux deadline).
+    await Promise.allSettled([...this.creating]);
     await Promise.all([...this.sessions.values()].map((s) => s.detach().catch(() => undefined)));
     this.audit?.close();
     this.journal.close(); // releases this process's leases: the next host takes the drives over
