@@ -1,21 +1,24 @@
 /**
  * Which backend a drive gets, and how its tmux server is reached: a per-drive tmux server here
  * (the default), one on a remote host over its ssh channel (an entry with `host`), or a host-owned
- * pty (an entry with `backend: spawn`, or tmux missing here). The only room of the driver that
- * knows the backends' constructors and their targets.
+ * pty (an entry with `backend: spawn`, or tmux missing here). The one room of lib/driver that
+ * imports backends/: their constructors, targets, socket probes and this host's /proc.
  */
 import { join } from 'node:path';
 import type { Clock } from '../common/clock.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import type { DriverConfig } from '../policy/config-schema.js';
+import type { ProcessActivitySample } from '../perceive/activity.js';
 import { CURATED_PATH } from '../policy/child-env.js';
 import { findExecutable, planLaunch, type CreateRequest, type LaunchPlan } from '../launch/plan-launch.js';
 import { planRemoteLaunch } from '../launch/remote-launch.js';
 import type { BackendListener, DriveBackend } from '../session/backend.js';
 import type { Session } from '../session/session.js';
 import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
+import { sampleProcessActivity } from '../../backends/tmux/process-activity.js';
+import { findProcesses, isAlive, readStat } from '../../backends/tmux/process-tree.js';
 import { TmuxBackend, endUnfinishedLaunch, removeLegacyPasteFiles, socketAnswers, socketPathFor, type TmuxTarget } from '../../backends/tmux/tmux-backend.js';
-import { SshHost, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../../backends/ssh/ssh-host.js';
+import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../../backends/ssh/ssh-host.js';
 import { SshLaunchHost } from '../../backends/ssh/ssh-launch-host.js';
 
 /** Where a drive runs. */
@@ -52,6 +55,11 @@ export class BackendFactory {
   private readonly sshHosts = new Map<string, SshHost>();
 
   constructor(private readonly o: BackendFactoryOptions) {}
+
+  /** What the backends refuse in a config beyond its schema (ssh hosts: unknown ids, reserved options). */
+  static configProblems(config: DriverConfig): string[] {
+    return checkHosts(config);
+  }
 
   /** Directory of the local drive sockets. */
   get socketDir(): string {
@@ -114,9 +122,9 @@ export class BackendFactory {
     return TmuxBackend.attach(this.localTarget(name, clientEnv()), listener);
   }
 
-  /** Attaches to a journaled drive's tmux server on a remote host. */
-  attachRemote(host: SshHost, name: string, listener: BackendListener): Promise<TmuxBackend> {
-    return TmuxBackend.attach(this.remoteTarget(host, name, clientEnv()), listener);
+  /** Attaches to a journaled drive's tmux server on remote host `hostId`. */
+  attachRemote(hostId: string, name: string, listener: BackendListener): Promise<TmuxBackend> {
+    return TmuxBackend.attach(this.remoteTarget(this.sshHost(hostId), name, clientEnv()), listener);
   }
 
   /** True when a local tmux server answers on `socket` (never, without tmux here). */
@@ -134,13 +142,40 @@ export class BackendFactory {
     return hostIdOfJournalSocket(this.o.dataDir, journalSocket);
   }
 
-  /** Whether drive `name`'s server answers on `host` (unreachable: the host could not be asked). */
-  remoteServer(host: SshHost, name: string): Promise<'alive' | 'gone' | 'unreachable'> {
+  /** True when the config names host `id`. */
+  knowsHost(id: string): boolean {
+    return this.o.config.hosts.some((h) => h.id === id);
+  }
+
+  /** Whether drive `name`'s server answers on host `hostId` (unreachable: the host could not be asked). */
+  remoteServer(hostId: string, name: string): Promise<'alive' | 'gone' | 'unreachable'> {
+    const host = this.sshHost(hostId);
     return host.probeSocket(`${remoteSocketDir(host.config)}/${name}.sock`);
   }
 
+  /**
+   * The pid of a live process driving the local tmux server on `socket` through a control client
+   * (the client's parent), other than this process; undefined when none does. A control client
+   * whose parent died was re-parented to init (pid 1) and drives nothing.
+   */
+  localController(socket: string): number | undefined {
+    for (const pid of findProcesses((cmdline) => {
+      const argv = cmdline.split('\0');
+      return argv.includes(socket) && argv.includes('-C');
+    })) {
+      const ppid = readStat(pid)?.ppid;
+      if (ppid !== undefined && ppid > 1 && ppid !== process.pid && isAlive(ppid)) return ppid;
+    }
+    return undefined;
+  }
+
+  /** One sample of the process tree under `pid` on this host (busy vs hung). */
+  sampleActivity(pid: number): ProcessActivitySample {
+    return sampleProcessActivity(pid, this.o.clock.now());
+  }
+
   /** The ssh transport of host `id` (made on first use); BAD_ARGUMENT when the config has no such host. */
-  sshHost(id: string): SshHost {
+  private sshHost(id: string): SshHost {
     let host = this.sshHosts.get(id);
     if (!host) {
       const cfg = this.o.config.hosts.find((h) => h.id === id);

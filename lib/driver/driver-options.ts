@@ -10,7 +10,7 @@ import { checkTerminalSize } from '../common/terminal-size.js';
 import type { DriverConfig, DriverConfigInput } from '../policy/config-schema.js';
 import type { ProfileSet } from '../perceive/profile.js';
 import type { CreateRequest } from '../launch/launch-request.js';
-import { checkHosts } from '../../backends/ssh/ssh-host.js';
+import { BackendFactory } from './backend-factory.js';
 import { loadConfig, type LoadedConfig } from './load-config.js';
 import { builtinProfilesDir, loadProfileFiles } from './profile-files.js';
 
@@ -78,7 +78,7 @@ export interface OpenSetup {
 export function checkOpenOptions(opts: DriverOptions): OpenSetup {
   const loaded = loadConfig(opts.config, opts.dataDir);
   const logger = opts.logger ?? silentLogger;
-  const hostProblems = checkHosts(loaded.config);
+  const hostProblems = BackendFactory.configProblems(loaded.config);
   if (hostProblems.length > 0) {
     throw new ConfigError(`invalid config (${loaded.source}): ${hostProblems.join('; ')}`, hostProblems.map((p) => ({ path: p.slice(0, Math.max(0, p.indexOf(':'))) || 'hosts', message: p })));
   }

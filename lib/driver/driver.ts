@@ -60,7 +60,7 @@ export class Driver {
   ) {
     this.backends = backends;
     this.leases = new LeaseBook(journal);
-    this.sessionFactory = new SessionFactory({ config: loaded.config, profiles, clock, journal, leases: this.leases, audit });
+    this.sessionFactory = new SessionFactory({ config: loaded.config, profiles, clock, journal, leases: this.leases, audit, backends });
   }
 
   static async open(opts: DriverOptions = {}): Promise<Driver> {

@@ -10,7 +10,6 @@ import { readdirSync, statSync } from 'node:fs';
 import { killServerArgv } from '../control/tmux-commands.js';
 import { ADOPTED_ALLOW_ID } from '../policy/config-schema.js';
 import { JournalError, hashOf, type Journal } from '../../journal/journal.js';
-import { findProcesses, isAlive, readStat } from '../../backends/tmux/process-tree.js';
 import type { BackendFactory } from './backend-factory.js';
 import { DRIVE_NAME, type Logger } from './driver-options.js';
 
@@ -19,22 +18,6 @@ export interface OrphanContext {
   readonly backends: BackendFactory;
   readonly dataDir: string;
   readonly logger: Logger;
-}
-
-/**
- * The pid of a live process driving the tmux server on `socket` through a control client (the
- * client's parent), other than this process; undefined when none does. A control client whose
- * parent died was re-parented to init (pid 1) and drives nothing.
- */
-function controllingProcess(socket: string): number | undefined {
-  for (const pid of findProcesses((cmdline) => {
-    const argv = cmdline.split('\0');
-    return argv.includes(socket) && argv.includes('-C');
-  })) {
-    const ppid = readStat(pid)?.ppid;
-    if (ppid !== undefined && ppid > 1 && ppid !== process.pid && isAlive(ppid)) return ppid;
-  }
-  return undefined;
 }
 
 /** When the server on `socket` bound it (its mtime: tmux changes only the socket's mode later). */
@@ -58,7 +41,7 @@ export async function reclaimOrphans(ctx: OrphanContext, adopt: boolean): Promis
   const alive = await Promise.all(unknown.map((name) => backends.localServerAnswers(backends.socketPathFor(name))));
   const orphans = unknown
     .filter((_, i) => alive[i])
-    .map((name) => ({ name, socket: backends.socketPathFor(name), heldBy: controllingProcess(backends.socketPathFor(name)) }));
+    .map((name) => ({ name, socket: backends.socketPathFor(name), heldBy: backends.localController(backends.socketPathFor(name)) }));
   if (orphans.length === 0) return;
   const held = orphans.filter((o) => o.heldBy !== undefined);
   if (!adopt || held.length > 0) {

@@ -8,7 +8,6 @@ import { TmuxDriveError } from '../common/errors.js';
 import type { Session } from '../session/session.js';
 import type { DriveBackend } from '../session/backend.js';
 import { LeaseError, NON_TERMINAL_STATES, type Journal, type SessionRecord } from '../../journal/journal.js';
-import type { SshHost } from '../../backends/ssh/ssh-host.js';
 import type { BackendFactory } from './backend-factory.js';
 import type { LeaseBook } from './lease-book.js';
 import type { SessionFactory } from './session-factory.js';
@@ -91,15 +90,12 @@ async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session
  */
 async function reconcileRemote(ctx: ReconcileContext, rec: SessionRecord, hostId: string, session: Session): Promise<void> {
   const { journal, backends } = ctx;
-  let host: SshHost;
-  try {
-    host = backends.sshHost(hostId);
-  } catch {
+  if (!backends.knowsHost(hostId)) {
     journal.markFailed(rec.id, 'host_unknown');
     session.markFailed('host_unknown');
     return;
   }
-  const probe = await backends.remoteServer(host, rec.id);
+  const probe = await backends.remoteServer(hostId, rec.id);
   if (probe !== 'alive') {
     if (probe === 'gone') {
       journal.markFailed(rec.id, 'server_gone');
@@ -109,5 +105,5 @@ async function reconcileRemote(ctx: ReconcileContext, rec: SessionRecord, hostId
     if (probe !== 'gone') ctx.leases.release(rec.id); // not ours to fail: a later open retries
     return;
   }
-  await attachRecorded(ctx, rec, session, () => backends.attachRemote(host, rec.id, session.listener));
+  await attachRecorded(ctx, rec, session, () => backends.attachRemote(hostId, rec.id, session.listener));
 }

@@ -10,7 +10,7 @@ import type { ProfileSet } from '../perceive/profile.js';
 import { Session } from '../session/session.js';
 import type { Journal } from '../../journal/journal.js';
 import type { AuditLog } from '../../journal/audit-log.js';
-import { sampleProcessActivity } from '../../backends/tmux/process-activity.js';
+import type { BackendFactory } from './backend-factory.js';
 import { JournalBinding, journalAnswers } from './journal-binding.js';
 import type { LeaseBook } from './lease-book.js';
 
@@ -40,13 +40,15 @@ export interface SessionFactoryDeps {
   readonly journal: Journal;
   readonly leases: LeaseBook;
   readonly audit: AuditLog | undefined;
+  /** For the pane's process activity (this host's /proc). */
+  readonly backends: BackendFactory;
 }
 
 export class SessionFactory {
   constructor(private readonly deps: SessionFactoryDeps) {}
 
   make(spec: DriveSpec): WiredSession {
-    const { config, profiles, clock, journal, leases, audit } = this.deps;
+    const { config, profiles, clock, journal, leases, audit, backends } = this.deps;
     const { id, allowId } = spec;
     const entry = config.allow.find((e) => e.id === allowId);
     let backendRef: { panePid(): number | undefined } | undefined;
@@ -74,7 +76,7 @@ export class SessionFactory {
       maxCostUsd: config.drive.maxCostUsd,
       sampleActivity: () => {
         const pid = backendRef?.panePid();
-        return pid === undefined ? undefined : sampleProcessActivity(pid, clock.now());
+        return pid === undefined ? undefined : backends.sampleActivity(pid);
       },
       answers: journalAnswers(journal, id),
       onAction: (kind, payload, tags) => {
