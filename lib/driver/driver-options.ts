@@ -112,6 +112,9 @@ export function checkCreateOptions(opts: CreateOptions, config: DriverConfig): {
   const rows = opts.rows ?? config.defaults.rows;
   checkTerminalSize(cols, rows);
   const name = opts.name ?? `td-${randomBytes(5).toString('hex')}`;
+  // A regex test would stringify a number or an object (with its own toString) and let it through.
+  if (typeof name !== 'string') throw new UsageError('BAD_ARGUMENT', `name must be a string (got ${typeof name})`);
   if (!DRIVE_NAME.test(name)) throw new UsageError('BAD_ARGUMENT', `name "${name}" must be 1-48 letters, digits, "_" or "-", starting with a letter or digit`);
+  if (opts.objective !== undefined && typeof opts.objective !== 'string') throw new UsageError('BAD_ARGUMENT', 'objective must be a string');
   return { name, cols, rows };
 }

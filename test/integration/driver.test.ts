@@ -118,6 +118,15 @@ describe('typed errors for bad input, with nothing left running', () => {
     await expect(t.driver.create({ allowId: 'bash', shell: true } as never)).rejects.toBeInstanceOf(UsageError);
   });
 
+  it('rejects a name or an objective that is not a string, before anything is journaled', async () => {
+    await expect(t.driver.create({ allowId: 'bash', name: 5 } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    await expect(t.driver.create({ allowId: 'bash', name: { toString: () => 'looks-fine' } } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    const throwing = { toString: () => { throw new Error('not a name'); } };
+    await expect(t.driver.create({ allowId: 'bash', name: throwing } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    await expect(t.driver.create({ allowId: 'bash', objective: { goal: 'x' } } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    expect(t.driver.list()).toEqual([]);
+  });
+
   it('rejects unknown key names and bad resize/signal arguments on a live session', async () => {
     const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'keys' });
     await expect(s.sendKeys('Entr')).rejects.toMatchObject({ code: 'UNKNOWN_KEY_NAME' });
