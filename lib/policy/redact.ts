@@ -18,8 +18,7 @@
  * rules run on the same text and their findings are merged (an overlap joins, the earlier rule
  * names it). The markers themselves never match a rule, so redacting twice changes nothing.
  */
-import type { RowBreak } from '../emulator/mirror.js';
-import { htmlScreen, plainText, rewrite, screenRows, terminalStream, viewOffset, type VisibleText } from './visible-text.js';
+import { htmlScreen, plainText, rewrite, screenRows, terminalStream, viewOffset, type RowBreak, type VisibleText } from './visible-text.js';
 
 /** The kinds a marker can name, in the order the rules run. */
 export const REDACTION_KINDS = [

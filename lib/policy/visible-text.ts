@@ -16,7 +16,13 @@
  *
  * Every builder is one forward scan: linear in the source.
  */
-import type { RowBreak } from '../emulator/mirror.js';
+/**
+ * How a screen row follows the row above it: a new line, a soft wrap at the right margin, or a
+ * soft wrap after blank cells. The emulator's snapshots carry these (`ScreenSnapshot.rowBreaks`);
+ * the type is declared here so that policy compiles without the emulator (docs/architecture.md),
+ * and the session, which passes one to the other, is where the compiler checks they agree.
+ */
+export type RowBreak = 'line' | 'wrap' | 'wrap-after-blank';
 
 /** One piece of the source, in order; pieces tile the source without gaps. */
 interface Piece {
