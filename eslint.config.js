@@ -30,8 +30,10 @@ const RESTRICTED_GLOBALS = [
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-function layerRules(layer, { layers, packages }) {
-  const others = layers.length > 0 ? `^\\.\\./(?!(${layers.join('|')})/)` : '^\\.\\./';
+/** The rules for a file `depth` folders below lib/<layer>/ (its imports climb that much more to reach lib/). */
+function layerRules(layer, { layers, packages }, depth) {
+  const toLib = `^(\\.\\./){${depth + 1}}`;
+  const others = layers.length > 0 ? `${toLib}(?!(${layers.join('|')})/)` : toLib;
   const otherPackages = `^(?!\\.\\.?/|node:)${packages.length > 0 ? `(?!(${packages.map(escape).join('|')})$)` : ''}`;
   return {
     'no-restricted-globals': ['error', ...RESTRICTED_GLOBALS],
@@ -59,12 +61,16 @@ function layerRules(layer, { layers, packages }) {
 
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', '.tmp/', 'bench/results/'] },
-  ...Object.entries(PURE_LAYERS).map(([layer, allowed]) => ({
-    files: [`lib/${layer}/**/*.ts`],
-    languageOptions: { parser: tseslint.parser },
-    plugins: { '@typescript-eslint': tseslint.plugin },
-    // An eslint-disable comment would open the backstop for a line.
-    linterOptions: { noInlineConfig: true },
-    rules: layerRules(layer, allowed),
-  })),
+  ...Object.entries(PURE_LAYERS).flatMap(([layer, allowed]) =>
+    [0, 1, 2].map((depth) => ({
+      files: [`lib/${layer}/${'*/'.repeat(depth)}*.ts`],
+      languageOptions: { parser: tseslint.parser },
+      plugins: { '@typescript-eslint': tseslint.plugin },
+      // An eslint-disable comment would open the backstop for a line.
+      linterOptions: { noInlineConfig: true },
+      rules: layerRules(layer, allowed, depth),
+    })),
+  ),
+  // Deeper than lib/<layer>/a/b/: refused, so that no file escapes the rules above.
+  { files: ['lib/{common,control,emulator,perceive,policy}/*/*/*/**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: { 'no-restricted-syntax': ['error', { selector: 'Program', message: 'a pure layer nests two folders at most (eslint.config.js)' }] } },
 );

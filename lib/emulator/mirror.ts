@@ -15,7 +15,7 @@ import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type 
 import { Fnv1a64 } from '../common/fnv1a64.js';
 import { createTerminal, type CreatedTerminal, type EmulatorLog, type ParserState } from './headless.js';
 import { rebuildInto, type PaneCapture } from './rebuild.js';
-import { TmuxInputFilter } from './tmux-input-filter.js';
+import { TmuxInputFilter } from './input/tmux-input-filter.js';
 
 export interface MirrorOptions {
   readonly cols: number;

@@ -117,8 +117,8 @@ beforeAll(() => {
   eslint = new ESLint({ cwd: ROOT });
 });
 
-async function lintRules(layer: Layer, text: string): Promise<string[]> {
-  const [result] = await eslint.lintText(text, { filePath: join(ROOT, 'lib', layer, 'fence-probe.ts') });
+async function lintRules(layer: Layer, text: string, file = 'fence-probe.ts'): Promise<string[]> {
+  const [result] = await eslint.lintText(text, { filePath: join(ROOT, 'lib', layer, file) });
   expect(result?.fatalErrorCount ?? 0).toBe(0);
   return (result?.messages ?? []).map((m) => m.ruleId ?? `fatal: ${m.message}`);
 }
@@ -161,6 +161,28 @@ describe.each(LAYERS)('lib/%s', (layer) => {
   });
 });
 
+describe('a room inside a layer (lib/emulator/screen/)', () => {
+  const probePath = join(ROOT, 'lib', 'emulator', 'screen', 'fence-probe.ts');
+
+  it('may import its own layer and the ones below', async () => {
+    const text = "import { charWidth } from '../char-width.js';\nimport { isPaneId } from '../../control/ids.js';\nexport const both = [charWidth, isPaneId];\n";
+    expect(describeDiagnostics(compiler.diagnose('emulator', { path: probePath, text }))).toEqual([]);
+    expect(await lintRules('emulator', text, 'screen/fence-probe.ts')).toEqual([]);
+  });
+
+  it('may not import another layer', async () => {
+    const text = "import * as screen from '../../perceive/screen.js';\nexport const s = screen;\n";
+    expect(compiler.diagnose('emulator', { path: probePath, text }).map((d) => d.code)).toContain(6307);
+    expect(await lintRules('emulator', text, 'screen/fence-probe.ts')).toContain('no-restricted-imports');
+  });
+
+  it('nor arm a timer', async () => {
+    const text = 'export const timer = setTimeout(() => undefined, 10);\n';
+    expect(compiler.diagnose('emulator', { path: probePath, text }).map((d) => d.code)).toContain(2304);
+    expect(await lintRules('emulator', text, 'screen/fence-probe.ts')).toContain('no-restricted-globals');
+  });
+});
+
 describe('what only lint sees', () => {
   it.each(LAYERS)('lib/%s may not open the fence with a comment', async (layer) => {
     const text = '// eslint-disable-next-line no-restricted-globals\n// @ts-ignore\nexport const timer = setTimeout(() => undefined, 10);\n';
@@ -173,6 +195,10 @@ describe('what only lint sees', () => {
     expect(await lintRules('perceive', "import '@xterm/headless';\n")).toContain('no-restricted-imports');
     expect(await lintRules('control', "import * as v from 'valibot';\nexport const s = v.string();\n")).toContain('no-restricted-imports');
     expect(await lintRules('emulator', "import xterm from '@xterm/headless';\nexport const t = xterm;\n")).toEqual([]);
+  });
+
+  it('a file nested deeper than two folders is refused', async () => {
+    expect(await lintRules('control', 'export const x = 1;\n', 'a/b/c/deep.ts')).toContain('no-restricted-syntax');
   });
 
   it('a dynamic import is refused', async () => {
