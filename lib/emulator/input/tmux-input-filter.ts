@@ -10,7 +10,7 @@
  * character), and keeps a UTF-8 character open across an escape sequence. Running tmux's own
  * state machine here, and emitting only canonical sequences, makes the emulator's parser see a
  * stream in which those differences cannot arise. What tmux does differently with a sequence it
- * does act on is handled by the emulator's handlers (tmux-screen.ts).
+ * does act on is handled by the emulator's handlers (screen/).
  *
  * Nothing a string sequence (OSC, DCS, APC, PM, SOS, rename) carries changes tmux's grid in 3.3a
  * (titles, colours, clipboard, passthrough to the outer terminal), so the filter emits none of
@@ -18,7 +18,10 @@
  *
  * Pure and O(n): one pass, a few bytes of state, no allocation per byte in the ground state.
  */
-import { charWidth } from './char-width.js';
+import { charWidth } from '../char-width.js';
+import { INTERMEDIATE_BYTES, MAX_COUNT, PARAM_BYTES, paramValue, splitParams } from './params.js';
+import { CSI_TABLE, ESC_TABLE } from './sequence-tables.js';
+import { plainSgr, sgr } from './sgr.js';
 
 const enum State {
   Ground,
@@ -40,21 +43,7 @@ const enum State {
   ConsumeSt,
 }
 
-/** input.c: `u_char param_buf[64]` (63 bytes and a NUL), `interm_buf[4]`, `param_list[24]`. */
-const PARAM_BYTES = 63;
-const INTERMEDIATE_BYTES = 3;
-const PARAM_VALUES = 24;
-const INT_MAX = 2147483647;
-/**
- * Counts are clamped before the emulator sees them: tmux bounds every count by the screen, but
- * xterm.js loops `n` times for CBT and allocates `n` cells for REP (a `CSI 2147483647 Z` would
- * spin the host for seconds). tmux's largest pane is 10000 cells a side.
- */
-const MAX_COUNT = 10000;
-
 const ESC = 0x1b;
-
-type Param = number | null | string; // null: missing; string: has a ':' (sub-parameters)
 
 export interface TmuxInputFilterState {
   /** In a string sequence (OSC, DCS, APC, PM, SOS, rename): tmux resets these to ground after 5 s. */
@@ -345,7 +334,7 @@ export class TmuxInputFilter implements TmuxInputFilterState {
       this.#bytes(this.#params, 0, this.#paramLength);
       this.#push(0x6d);
     } else if (command === 'REP') {
-      const n = get(params, 0, 1, 1);
+      const n = paramValue(params, 0, 1, 1);
       if (n !== -1 && this.#last !== -1) this.#ascii(`\x1b[<${this.#last};${Math.min(n, MAX_COUNT)}b`);
     } else {
       const out = command(params);
@@ -395,252 +384,5 @@ function decodeUtf8(b: Uint8Array, size: number): number {
   return cp < 0x10000 || cp > 0x10ffff ? -1 : cp;
 }
 
-/**
- * input_split: null when tmux rejects the whole sequence (a value past INT_MAX, 24 or more values).
- * The buffer holds only digits, ':' and ';' ('<'..'?' go to the intermediates).
- */
-function splitParams(bytes: Uint8Array, length: number): Param[] | null {
-  if (length === 0) return [];
-  const out: Param[] = [];
-  let start = 0;
-  for (let i = 0; i <= length; i++) {
-    if (i < length && bytes[i] !== 0x3b) continue;
-    if (i === start) out.push(null);
-    else {
-      let n = 0;
-      let colon = false;
-      for (let k = start; k < i; k++) {
-        const b = bytes[k] as number;
-        if (b === 0x3a) colon = true;
-        else n = n * 10 + (b - 0x30);
-      }
-      if (colon) out.push(String.fromCharCode(...bytes.subarray(start, i)));
-      else if (n > INT_MAX) return null; // strtonum(out, 0, INT_MAX)
-      else out.push(n);
-    }
-    if (out.length === PARAM_VALUES) return null;
-    start = i + 1;
-  }
-  return out;
-}
-
-/** SGR codes xterm.js applies exactly as tmux does, alone (not 38/48/58, which take arguments). */
-const SAME_SGR = new Set([0, 1, 2, 3, 4, 5, 7, 8, 9, 21, 22, 23, 24, 25, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 39, 40, 41, 42, 43, 44, 45, 46, 47, 49, 53, 55, 59, 90, 91, 92, 93, 94, 95, 96, 97, 100, 101, 102, 103, 104, 105, 106, 107]);
-
-function plainSgr(params: readonly Param[]): boolean {
-  if (params.length === 0) return false;
-  for (const p of params) if (typeof p !== 'number' || !SAME_SGR.has(p)) return false;
-  return true;
-}
-
 /** The final byte as a one-character key, without building a string per sequence. */
 const FINALS: readonly string[] = Array.from({ length: 0x7f }, (_, c) => String.fromCharCode(c));
-
-/** input_get: a missing value is `fallback`, a sub-parameter list is -1, below `min` is `min`. */
-function get(params: readonly Param[], index: number, min: number, fallback: number): number {
-  if (index >= params.length) return fallback;
-  const p = params[index];
-  if (p === null || p === undefined) return fallback;
-  if (typeof p === 'string') return -1;
-  return p < min ? min : p;
-}
-
-const clamp = (n: number): number => Math.min(n, MAX_COUNT);
-
-/** `CSI n X` when the count is a number (input_get(0, 1, 1) != -1). */
-function counted(final: string): (p: readonly Param[]) => string {
-  return (p) => {
-    const n = get(p, 0, 1, 1);
-    return n === -1 ? '' : `\x1b[${clamp(n)}${final}`;
-  };
-}
-
-/** ED, EL, TBC: only the listed selectors do anything. */
-function selector(final: string, allowed: readonly number[]): (p: readonly Param[]) => string {
-  return (p) => {
-    const n = get(p, 0, 0, 0);
-    return allowed.includes(n) ? `\x1b[${n}${final}` : '';
-  };
-}
-
-/** One sequence per mode value, in order (tmux applies them one by one; the handlers take one value each). */
-function modes(privateMarker: '' | '?', final: 'h' | 'l', known: Readonly<Record<number, string>>): (p: readonly Param[]) => string {
-  return (p) => {
-    let out = '';
-    for (let i = 0; i < p.length; i++) {
-      const n = get(p, i, 0, -1);
-      const emitted = known[n];
-      if (emitted !== undefined) out += emitted.replaceAll('%', final);
-      else if (n !== -1 && privateMarker === '?' && PASSED_PRIVATE_MODES.has(n)) out += `\x1b[?${n}${final}`;
-    }
-    return out;
-  };
-}
-
-/** DEC private modes tmux keeps that xterm.js handles the same way (input modes; no cell changes). */
-const PASSED_PRIVATE_MODES = new Set([1, 6, 7, 25, 1004, 1005, 1006, 47, 1047, 1049, 2004]);
-
-const ESC_TABLE: Readonly<Record<string, string>> = {
-  '(0': '\x1b(0',
-  ')0': '\x1b)0',
-  '(B': '\x1b(B',
-  ')B': '\x1b)B',
-  '7': '\x1b7',
-  '8': '\x1b8',
-  '#8': '\x1b#8',
-  '=': '\x1b=',
-  '>': '\x1b>',
-  D: '\x1bD',
-  E: '\x1bE',
-  H: '\x1bH',
-  M: '\x1bM',
-  c: '\x1bc',
-  '\\': '', // ST: ends a string, nothing of its own
-};
-
-type CsiCommand = ((params: readonly Param[]) => string) | 'REP';
-
-const CSI_TABLE: Readonly<Record<string, CsiCommand>> = {
-  '@': counted('@'),
-  A: counted('A'),
-  B: counted('B'),
-  C: counted('C'),
-  D: counted('D'),
-  E: counted('E'),
-  F: counted('F'),
-  G: counted('G'),
-  '`': counted('G'),
-  H: cup,
-  f: cup,
-  J: (p) => {
-    const n = get(p, 0, 0, 0);
-    if (n === 3) return get(p, 1, 0, 0) === 0 ? '\x1b[3J' : '';
-    return n >= 0 && n <= 2 ? `\x1b[${n}J` : '';
-  },
-  K: selector('K', [0, 1, 2]),
-  L: counted('L'),
-  M: counted('M'),
-  P: counted('P'),
-  S: counted('S'),
-  T: counted('T'),
-  X: counted('X'),
-  Z: counted('Z'),
-  b: 'REP',
-  d: counted('d'),
-  g: selector('g', [0, 3]),
-  h: modes('', 'h', { 4: '\x1b[4%' }),
-  l: modes('', 'l', { 4: '\x1b[4%' }),
-  '?h': modes('?', 'h', { 3: '\x1b[H\x1b[2J', 1000: '\x1b[?1000h', 1002: '\x1b[?1002h', 1003: '\x1b[?1003h' }),
-  '?l': modes('?', 'l', { 3: '\x1b[H\x1b[2J', 1000: '\x1b[?1000l', 1001: '\x1b[?1000l', 1002: '\x1b[?1000l', 1003: '\x1b[?1000l' }),
-  m: sgr,
-  r: (p) => {
-    const top = get(p, 0, 1, 1);
-    const bottom = get(p, 1, 1, -2); // -2: missing, the screen height (which only the emulator knows)
-    if (top === -1 || bottom === -1) return '';
-    return bottom === -2 ? `\x1b[${clamp(top)}r` : `\x1b[${clamp(top)};${clamp(bottom)}r`;
-  },
-  s: () => '\x1b7', // SCP is DECSC in tmux
-  u: () => '\x1b8',
-  // Replies, cursor style, key modes, title stack: no cell changes.
-  c: () => '',
-  '>c': () => '',
-  n: () => '',
-  '>m': () => '',
-  '>n': () => '',
-  ' q': () => '',
-  '>q': () => '',
-  t: () => '',
-};
-
-function cup(p: readonly Param[]): string {
-  const row = get(p, 0, 1, 1);
-  const col = get(p, 1, 1, 1);
-  return row === -1 || col === -1 ? '' : `\x1b[${clamp(row)};${clamp(col)}H`;
-}
-
-/** input_csi_dispatch_sgr: each effect as the xterm.js SGR code that has the same effect. */
-function sgr(p: readonly Param[]): string {
-  if (p.length === 0) return '\x1b[0m';
-  const codes: string[] = [];
-  for (let i = 0; i < p.length; i++) {
-    const raw = p[i];
-    if (typeof raw === 'string') {
-      const code = sgrColon(raw);
-      if (code) codes.push(code);
-      continue;
-    }
-    const n = get(p, i, 0, 0);
-    if (n === 38 || n === 48 || n === 58) {
-      i++;
-      const kind = get(p, i, 0, -1);
-      if (kind === 2) {
-        const [r, g, b] = [get(p, i + 1, 0, -1), get(p, i + 2, 0, -1), get(p, i + 3, 0, -1)];
-        if (byte(r) && byte(g) && byte(b)) {
-          codes.push(`${n};2;${r};${g};${b}`);
-          i += 3;
-        }
-      } else if (kind === 5) {
-        const c = get(p, i + 1, 0, -1);
-        const code = sgr256(n, c);
-        if (code) codes.push(code);
-        i++;
-      }
-      continue;
-    }
-    const code = SGR_CODES[n];
-    if (code !== undefined) codes.push(code);
-  }
-  return codes.length === 0 ? '' : `\x1b[${codes.join(';')}m`;
-}
-
-function byte(n: number): boolean {
-  return n >= 0 && n <= 255;
-}
-
-/** input_csi_dispatch_sgr_256_do: an index past 255 (or missing) sets the default colour; 58 then does nothing. */
-function sgr256(which: number, c: number): string {
-  if (c === -1 || c > 255) return which === 38 ? '39' : which === 48 ? '49' : '';
-  return `${which};5;${c}`;
-}
-
-/** input_csi_dispatch_sgr_colon: `4:n` underline styles and `38:2:…`/`38:5:n` colours. */
-function sgrColon(s: string): string {
-  const p: number[] = [];
-  for (const part of s.split(':')) {
-    if (part === '') p.push(-1);
-    else {
-      const n = Number(part);
-      if (!(n <= INT_MAX)) return '';
-      p.push(n);
-    }
-    if (p.length === 8) return '';
-  }
-  const n = p.length;
-  if (p[0] === 4) {
-    if (n !== 2) return '';
-    const style = p[1] as number;
-    return style >= 0 && style <= 5 ? `4:${style}` : '';
-  }
-  if (n < 2 || (p[0] !== 38 && p[0] !== 48 && p[0] !== 58)) return '';
-  const which = p[0];
-  if (p[1] === 2) {
-    if (n < 3) return '';
-    const i = n === 5 ? 2 : 3;
-    if (n < i + 3) return '';
-    const [r, g, b] = [p[i] as number, p[i + 1] as number, p[i + 2] as number];
-    return byte(r) && byte(g) && byte(b) ? `${which};2;${r};${g};${b}` : '';
-  }
-  if (p[1] === 5) return n < 3 ? '' : sgr256(which, p[2] as number);
-  return '';
-}
-
-/** The SGR codes tmux knows, as the xterm.js code with the same effect (6 blinks; 21 is a double underline). */
-const SGR_CODES: Readonly<Record<number, string>> = (() => {
-  const t: Record<number, string> = { 0: '0', 1: '1', 2: '2', 3: '3', 4: '4', 5: '5', 6: '5', 7: '7', 8: '8', 9: '9', 21: '21' };
-  for (const n of [22, 23, 24, 25, 27, 28, 29, 39, 49, 53, 55, 59]) t[n] = String(n);
-  for (let n = 30; n <= 37; n++) t[n] = String(n);
-  for (let n = 40; n <= 47; n++) t[n] = String(n);
-  for (let n = 90; n <= 97; n++) t[n] = String(n);
-  for (let n = 100; n <= 107; n++) t[n] = String(n);
-  return t;
-})();
