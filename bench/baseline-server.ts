@@ -14,7 +14,7 @@ import { capturePaneArgv, displayMessageArgv, killServerArgv, serverConfig, star
 import { isAlive } from '../backends/process/process-tree.js';
 import type { ControlEvent, PaneId } from '../lib/control/parser.js';
 import { CURATED_PATH } from '../lib/policy/child-env.js';
-import { systemClock } from '../lib/driver/system-clock.js';
+import { systemClock } from '../backends/process/system-clock.js';
 import { sleep } from './sleep.js';
 
 export const TMUX = '/usr/bin/tmux';

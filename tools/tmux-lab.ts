@@ -29,7 +29,7 @@ import { captureReplay, splitCaptureRows } from '../lib/emulator/capture-replay.
 import { compareWithCapture, type CellMismatch } from '../lib/emulator/fidelity.js';
 import { createTerminal } from '../lib/emulator/headless.js';
 import { Mirror } from '../lib/emulator/mirror.js';
-import { systemClock } from '../lib/driver/system-clock.js';
+import { systemClock } from '../backends/process/system-clock.js';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,8 @@
  *
  * The room (backends/process/): what the tmux, spawn and ssh backends share about the program's
  * processes: this tree, activity sampling (process-activity.ts), the one signal-to-the-foreground-
- * group (signal-foreground.ts) and the one kill verification (wait-gone.ts). It imports
+ * group (signal-foreground.ts), the one kill verification (wait-gone.ts) and the real clock
+ * (system-clock.ts). It imports
  * lib/common and the port types of lib/session/backend.ts and lib/perceive/activity.ts, nothing
  * of the backends that use it.
  */

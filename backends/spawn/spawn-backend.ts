@@ -9,8 +9,7 @@
  *
  * The room (backends/spawn/): this backend, key-bytes.ts (tmux's key table as bytes) and
  * drain-before-close.ts (node-pty's lost tail). It imports lib/common, lib/control's key names,
- * the port in lib/session/backend.ts and backends/process; its default clock still comes from
- * lib/driver/system-clock.ts (the one arrow upward, kept for callers that pass none).
+ * the port in lib/session/backend.ts and backends/process (its default clock too).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
@@ -21,7 +20,7 @@ import type { BackendListener, DriveBackend, ExitInfo, PaneGeometry, SignalName,
 import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import { normalizeKey } from '../../lib/control/encode.js';
 import { ClosedError, SessionError, TmuxDriveError, UsageError } from '../../lib/common/errors.js';
-import { systemClock } from '../../lib/driver/system-clock.js';
+import { systemClock } from '../process/system-clock.js';
 import { isSameProcessAlive, processTree, readStat, sessionMembers, signalAll, type ProcStat } from '../process/process-tree.js';
 import { signalForeground } from '../process/signal-foreground.js';
 import { LOCAL_PROCESSES, waitGone } from '../process/wait-gone.js';

@@ -22,7 +22,7 @@ import { LeaseBook } from './lease-book.js';
 import { reclaimOrphans } from './orphans.js';
 import { reconcile } from './reconcile.js';
 import { SessionFactory } from './session-factory.js';
-import { systemClock } from './system-clock.js';
+import { systemClock } from '../../backends/process/system-clock.js';
 
 export type { CreateOptions, DriverOptions, Logger } from './driver-options.js';
 

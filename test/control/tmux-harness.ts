@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CommandQueue, type QueuedCommand, type Reply } from '../../lib/control/command-queue.js';
 import { ControlParser, type ControlEvent, type PaneId } from '../../lib/control/parser.js';
-import { systemClock } from '../../lib/driver/system-clock.js';
+import { systemClock } from '../../backends/process/system-clock.js';
 
 export const SENTINEL = '<<END-OF-INPUT>>';
 

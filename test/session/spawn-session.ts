@@ -8,7 +8,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session, type SessionInit } from '../../lib/session/session.js';
-import { systemClock } from '../../lib/driver/system-clock.js';
+import { systemClock } from '../../backends/process/system-clock.js';
 import { CURATED_PATH } from '../../lib/policy/child-env.js';
 import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
 

@@ -5,7 +5,8 @@
  * InputHandler registers them.
  */
 import { charWidth } from '../char-width.js';
-import type { HeadlessTerminal } from '../headless.js';
+// The terminal's type straight from the package (headless.ts imports this installer: no circle).
+import type { Terminal as HeadlessTerminal } from '@xterm/headless';
 import { fullReset, restoreState, saveState, setMode, setPrivateMode } from './modes.js';
 import { print } from './print.js';
 import {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readStat, signalAll, type ProcStat } from '../../../backends/process/process-tree.js';
 import { LOCAL_PROCESSES, waitGone, type GoneProbe } from '../../../backends/process/wait-gone.js';
-import { systemClock } from '../../../lib/driver/system-clock.js';
+import { systemClock } from '../../../backends/process/system-clock.js';
 
 const started: number[] = [];
 afterEach(() => {

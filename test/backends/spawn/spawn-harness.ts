@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import xtermHeadless from '@xterm/headless';
 import { Session } from '../../../lib/session/session.js';
-import { systemClock } from '../../../lib/driver/system-clock.js';
+import { systemClock } from '../../../backends/process/system-clock.js';
 import type { BackendListener, ExitInfo, PaneGeometry } from '../../../lib/session/backend.js';
 import { Mirror } from '../../../lib/emulator/mirror.js';
 import type { PaneCapture } from '../../../lib/control/pane-capture.js';

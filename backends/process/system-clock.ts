@@ -1,4 +1,4 @@
-import type { Clock } from '../common/clock.js';
+import type { Clock } from '../../lib/common/clock.js';
 
 /** The real clock, wired in by the composition root; the pure layers only see the `Clock` port. */
 export const systemClock: Clock = {
