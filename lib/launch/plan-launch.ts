@@ -149,6 +149,16 @@ function canonicalHome(): string {
 }
 
 /**
+ * A credential path's leading `~` as the home of the user this host runs as (the schema lets only
+ * credentialPaths start with `~/`); refused when there is no home to expand it to.
+ */
+function expandHome(path: string, userHome: string, refuse: (why: string, path?: string) => never): string {
+  if (path !== '~' && !path.startsWith('~/')) return path;
+  if (userHome === '' || userHome === '/') refuse(`credentialPaths entry "${path}" starts with "~", and ${userHome === '/' ? 'the home is /' : 'there is no home directory here'}`, path);
+  return userHome + path.slice(1);
+}
+
+/**
  * The entry's scope with every path checked and canonical, or a typed error: a scope that cannot
  * be materialized exactly is refused, never approximated by a wider one.
  */
@@ -176,6 +186,6 @@ function materializableScope(entry: AllowEntry, dataDir: string, userHome: strin
   return {
     ...scope,
     paths: scope.filesystem === 'listed-paths' ? scope.paths.map((p) => canonical(p, 'paths')) : [],
-    credentialPaths: scope.credentialPaths.map((p) => canonical(p, 'credentialPaths')),
+    credentialPaths: scope.credentialPaths.map((p) => canonical(expandHome(p, userHome, refuse), 'credentialPaths')),
   };
 }
