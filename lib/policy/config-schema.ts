@@ -49,8 +49,7 @@ export const CONFIG_BOUNDS = {
   wordChars: 16 * 1024,
   /** Variable names: POSIX sets no limit; 128 is ample and keeps error messages short. */
   envNameChars: 128,
-  /** Hint patterns are regular expressions run on every settled screen: few and short. */
-  patterns: 64,
+  /** A hint pattern's length (hintPatterns is refused when not empty: REFUSED_KEYS). */
   patternChars: 1024,
   /** DNS names are at most 253 characters. */
   hostNameChars: 253,
@@ -136,7 +135,8 @@ const ScopeSchema = v.strictObject({
   network: v.optional(v.picklist(['none', 'listed-hosts', 'full']), 'none'),
   hosts: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(B.hostNameChars))), v.maxLength(B.pathEntries)), []),
   credentialPaths: v.optional(v.pipe(v.array(credentialPath), v.maxLength(B.pathEntries, `at most ${B.pathEntries} paths`)), []),
-  uid: v.optional(v.picklist(['dedicated', 'daemon']), 'dedicated'),
+  // daemon by default: a dedicated uid needs a host running as root (docs/decisions.md).
+  uid: v.optional(v.picklist(['dedicated', 'daemon']), 'daemon'),
 });
 
 const LimitsSchema = v.strictObject({

@@ -28,6 +28,12 @@ export function validateConfig(input: unknown, opts: ValidateOptions): DriverCon
       if (scope.paths.length > 0 && scope.filesystem !== 'listed-paths') {
         issues.push({ path: `allow.${i}.scope.paths`, message: `paths are bound only with filesystem "listed-paths"; with "${scope.filesystem}" they would be ignored` });
       }
+      if (scope.uid === 'dedicated' && scope.filesystem === 'home') {
+        issues.push({ path: `allow.${i}.scope.uid`, message: 'a dedicated uid cannot use the host user\'s home (filesystem "home"): it belongs to that user; set uid "daemon" or another filesystem' });
+      }
+      if (scope.uid === 'dedicated' && entry.host !== undefined) {
+        issues.push({ path: `allow.${i}.scope.uid`, message: 'a remote drive runs as the ssh user: uid "dedicated" is not supported on a remote host; set uid "daemon"' });
+      }
       if (entry.host !== undefined && !result.output.drive.durable) {
         issues.push({ path: `allow.${i}.host`, message: 'drive.durable is false, but a drive on a remote host always runs in that host\'s tmux server (durable): remove drive.durable: false or the host' });
       }
