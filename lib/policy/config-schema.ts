@@ -108,8 +108,6 @@ const envName = v.pipe(v.string(), v.maxLength(B.envNameChars, `at most ${B.envN
 export const REFUSED_KEYS = {
   'worker.maxConcurrentAttentionTurns':
     'tmux-drive runs no agent turns: it emits attention events; the host that wakes a turn on them bounds how many run at once',
-  'allow[].approveOnCreate':
-    'only false is accepted: tmux-drive has no approval gate at create (the host that calls create() asks its person first)',
   'allow[].hintPatterns':
     'only [] is accepted: a prompt is recognised by its structure and answered only from a profile\'s dialog rules (add a profile file with the dialog and its safe answer)',
   'allow[].scope.network: listed-hosts':
@@ -167,7 +165,7 @@ export const AllowEntrySchema = v.strictObject({
     acknowledgedAt: v.pipe(v.string(), v.maxLength(64), v.isoTimestamp('expected an ISO timestamp such as 2026-06-14T00:00:00Z')),
   }),
   limits: v.optional(LimitsSchema, {}),
-  approveOnCreate: v.optional(v.literal(false, REFUSED_KEYS['allow[].approveOnCreate']), false),
+  approveOnCreate: v.optional(v.boolean(), false),
   /** Run on this remote host (an id of `hosts`) instead of this machine. */
   host: v.optional(name),
 });

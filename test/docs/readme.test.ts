@@ -1,7 +1,7 @@
 /**
  * README's library example, run against a real python3 in a real drive: right after a `forText`
- * wait the answer has only just arrived and status() reads `working` / `output_flowing` (the README
- * once said `awaiting-input` there); after a short idle wait the prompt reads `awaiting-input`.
+ * wait the answer has only just arrived and status() often reads `working` / `output_flowing` (the
+ * README once said `awaiting-input` there); after a short idle wait the prompt reads `awaiting-input`.
  * The README's text is checked to say both.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,7 @@ afterAll(async () => {
 
 describe("README's example", () => {
   it('says what status() reads right after the text wait, and after the screen settles', () => {
-    expect(readme).toMatch(/console\.log\(s\.status\(\)\.reason\);\s*\/\/ 'output_flowing' \(working\)/);
+    expect(readme).toMatch(/console\.log\(s\.status\(\)\.reason\);\s*\/\/ often 'output_flowing' \(working\)/);
     expect(readme).toMatch(/await s\.wait\(\{ forIdleMs: 300 \}\);[^\n]*\nconsole\.log\(s\.status\(\)\);\s*\/\/ \{ state: 'awaiting-input'/);
   });
 
@@ -33,7 +33,8 @@ describe("README's example", () => {
     await s.sendText('2 ** 100', { submit: true });
     expect((await s.wait({ forText: '1267650600228229401496703205376' })).outcome).toBe('text');
     expect(s.read().content).toContain('1267650600228229401496703205376');
-    expect(s.status()).toMatchObject({ state: 'working', reason: 'output_flowing' });
+    // Right after the match the answer has only just arrived: output_flowing unless this (loaded)
+    // machine took longer than the flowing window to get here, so it is not asserted.
     expect((await s.wait({ forIdleMs: 300 })).outcome).toBe('idle');
     expect(s.status()).toMatchObject({ state: 'awaiting-input', confidence: 'high', reason: 'cursor_parked' });
     await s.kill();

@@ -16,6 +16,7 @@ import { ConfigError, Driver } from '../../lib/index.js';
 import { validateConfig } from '../../lib/policy/config.js';
 import { REFUSED_KEYS } from '../../lib/policy/config-schema.js';
 import { configJsonSchema } from '../../tools/config-schema.js';
+import type { CreateApprovalRequest } from '../../lib/index.js';
 import { allow, openDriver } from '../helpers.js';
 
 const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule;
@@ -41,7 +42,6 @@ function issuesOf(config: Config): { path: string; message: string }[] {
 /** [key as the docs name it, a config setting it as the seeds do, the issue's path, the reason] */
 const REFUSED: ReadonlyArray<readonly [string, Config, string, string]> = [
   ['worker.maxConcurrentAttentionTurns', { worker: { maxConcurrentAttentionTurns: 2 } }, 'worker.maxConcurrentAttentionTurns', REFUSED_KEYS['worker.maxConcurrentAttentionTurns']],
-  ['allow[].approveOnCreate: true', oneEntry({ approveOnCreate: true }), 'allow.0.approveOnCreate', REFUSED_KEYS['allow[].approveOnCreate']],
   ['allow[].hintPatterns (non-empty)', oneEntry({ hintPatterns: ['\\(y/n\\) $'] }), 'allow.0.hintPatterns', REFUSED_KEYS['allow[].hintPatterns']],
   ['allow[].scope.network: listed-hosts', oneEntry({ scope: { network: 'listed-hosts' } }), 'allow.0.scope.network', REFUSED_KEYS['allow[].scope.network: listed-hosts']],
   ['drive.mode: auto', { drive: { mode: 'auto' } }, 'drive.mode', REFUSED_KEYS['drive.mode']],
@@ -58,8 +58,8 @@ describe('keys tmux-drive does not act on are refused, naming the key and the re
     expect(jsonSchemaAccepts(config)).toBe(false);
   });
 
-  it('the values that describe what tmux-drive does are accepted: approveOnCreate false, hintPatterns [], drive.mode attached', () => {
-    const config = { ...oneEntry({ approveOnCreate: false, hintPatterns: [] }), drive: { mode: 'attached' } };
+  it('the values that describe what tmux-drive does are accepted: hintPatterns [], drive.mode attached', () => {
+    const config = { ...oneEntry({ hintPatterns: [] }), drive: { mode: 'attached' } };
     expect(issuesOf(config)).toEqual([]);
     expect(jsonSchemaAccepts(config)).toBe(true);
   });
@@ -141,6 +141,51 @@ describe('drive.durable: false acts', () => {
       const s = await t.driver.create({ allowId: 'bash', args: ['--norc', '--noprofile'], name: 'durable' });
       expect(s.backendKind).toBe('tmux');
       expect(s.durable).toBe(true);
+      await s.kill();
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe('allow[].approveOnCreate acts: each launch of the entry waits for the approver', () => {
+  const BASH = { env: { PS1: '$ ' } };
+  const ARGS = ['--norc', '--noprofile'];
+
+  it('without an approver (the CLI, the MCP server) the entry never launches: APPROVAL_REQUIRED, nothing journaled or started', async () => {
+    const t = await openDriver([allow('gated', '/bin/bash', { ...BASH, approveOnCreate: true }), allow('free', '/bin/bash', BASH)]);
+    try {
+      await expect(t.driver.create({ allowId: 'gated', args: ARGS, name: 'gated-1' })).rejects.toMatchObject({ code: 'APPROVAL_REQUIRED', context: { allowId: 'gated', name: 'gated-1' } });
+      expect(t.driver.list()).toEqual([]);
+      expect(readdirSync(join(t.dataDir, 'tmux')).filter((f) => f.endsWith('.sock'))).toEqual([]);
+      // An entry without the flag is not gated.
+      await (await t.driver.create({ allowId: 'free', args: ARGS, name: 'free-1' })).kill();
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it('the approver sees what would run; only a literal true launches, false or a throw is APPROVAL_DENIED', async () => {
+    const asked: CreateApprovalRequest[] = [];
+    const answers: unknown[] = [false, 'yes', new Error('approval service down'), true];
+    const t = await openDriver([allow('gated', '/bin/bash', { ...BASH, approveOnCreate: true })], {}, {
+      approveCreate: (request) => {
+        asked.push(request);
+        const answer = answers.shift();
+        if (answer instanceof Error) throw answer;
+        return answer as boolean;
+      },
+    });
+    try {
+      for (const name of ['no', 'truthy', 'throws']) {
+        await expect(t.driver.create({ allowId: 'gated', args: ARGS, name, project: 'p' })).rejects.toMatchObject({ code: 'APPROVAL_DENIED', context: { name } });
+      }
+      expect(t.driver.list()).toEqual([]);
+      const s = await t.driver.create({ allowId: 'gated', args: ARGS, name: 'approved', project: 'p' });
+      await s.wait({ forText: '$ ', timeoutMs: 10_000 });
+      expect(t.driver.list().map((i) => i.id)).toEqual(['approved']);
+      expect(asked).toHaveLength(4);
+      expect(asked[3]).toEqual({ allowId: 'gated', name: 'approved', argv: ['/usr/bin/bash', ...ARGS], project: 'p' });
       await s.kill();
     } finally {
       await t.cleanup();
