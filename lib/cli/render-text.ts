@@ -30,5 +30,6 @@ export function renderStatus(id: string, s: SessionStatus): string {
 
 export function renderWait(id: string, r: WaitResult): string {
   const head = `${r.outcome} after ${r.elapsedMs} ms; ${id} is ${r.status.state} (${r.status.reason})`;
-  return r.outcome === 'timeout' ? `${head}\n${r.producing ? 'still producing output' : 'no output recently'}: ${r.hint}` : head;
+  // The hint already says whether output is still arriving: printed once, as it is.
+  return r.outcome === 'timeout' ? `${head}\n${r.hint}` : head;
 }

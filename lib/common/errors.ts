@@ -18,6 +18,10 @@ export type ErrorCode =
   | 'HASH_MISMATCH'
   | 'SANDBOX_UNAVAILABLE'
   | 'LIMIT_REACHED'
+  /** The allow entry says approveOnCreate and this driver has no approver (Driver.open's approveCreate). */
+  | 'APPROVAL_REQUIRED'
+  /** The approver said no (or failed) for a launch of an approveOnCreate entry. */
+  | 'APPROVAL_DENIED'
   // tmux and the control channel
   | 'TMUX_NOT_FOUND'
   | 'TMUX_TIMEOUT'

@@ -86,7 +86,9 @@ export class BackendFactory {
       return { plan: await planRemoteLaunch(new SshLaunchHost(host), config, req), placement: { kind: 'remote', host } };
     }
     const plan = planLaunch({ config, dataDir: this.o.dataDir, bwrapPath: this.bwrapPath }, req);
-    if (plan.entry.backend === 'spawn' || this.tmuxPath === undefined) return { plan, placement: { kind: 'spawn', fallback: plan.entry.backend !== 'spawn' } };
+    // drive.durable false: every local drive on a host-owned pty, as if each entry said spawn.
+    const wantsSpawn = plan.entry.backend === 'spawn' || !config.drive.durable;
+    if (wantsSpawn || this.tmuxPath === undefined) return { plan, placement: { kind: 'spawn', fallback: !wantsSpawn } };
     return { plan, placement: { kind: 'tmux' } };
   }
 

@@ -38,6 +38,21 @@ export interface DriverOptions {
    * with allowId `adopted` and an `orphan_adopted` incident each), unless a live process drives them.
    */
   readonly adoptOrphans?: boolean;
+  /**
+   * Asked before each launch of an entry with `approveOnCreate` (a person's gate): true launches,
+   * false or a throw refuses it (APPROVAL_DENIED). Without it such an entry never launches
+   * (APPROVAL_REQUIRED).
+   */
+  readonly approveCreate?: (request: CreateApprovalRequest) => boolean | Promise<boolean>;
+}
+
+/** What an approver is shown: what would run, under which entry and name. */
+export interface CreateApprovalRequest {
+  readonly allowId: string;
+  readonly name: string;
+  /** The canonical binary and the arguments it gets. */
+  readonly argv: readonly string[];
+  readonly project?: string;
 }
 
 export interface Logger {
@@ -72,6 +87,7 @@ export interface OpenSetup {
   readonly tmuxTimeoutMs: number;
   readonly reattach: 'all' | readonly string[];
   readonly adoptOrphans: boolean;
+  readonly approveCreate: DriverOptions['approveCreate'];
 }
 
 /** Checks Driver.open's options and loads what they name; creates nothing. */
@@ -89,9 +105,10 @@ export function checkOpenOptions(opts: DriverOptions): OpenSetup {
   const which = opts.reattach ?? 'all';
   if (which !== 'all' && (!Array.isArray(which) || which.some((n) => typeof n !== 'string'))) throw new UsageError('BAD_ARGUMENT', "reattach must be 'all' or a list of drive names");
   if (opts.adoptOrphans !== undefined && typeof opts.adoptOrphans !== 'boolean') throw new UsageError('BAD_ARGUMENT', 'adoptOrphans must be a boolean');
+  if (opts.approveCreate !== undefined && typeof opts.approveCreate !== 'function') throw new UsageError('BAD_ARGUMENT', 'approveCreate must be a function');
   const profiles = opts.profileDirs && opts.profileDirs.length > 0 ? loadProfileFiles([builtinProfilesDir(), ...opts.profileDirs]) : loadProfileFiles();
   checkProfileReferences(loaded, profiles);
-  return { loaded, profiles, logger, tmuxTimeoutMs: timeout, reattach: which, adoptOrphans: opts.adoptOrphans === true };
+  return { loaded, profiles, logger, tmuxTimeoutMs: timeout, reattach: which, adoptOrphans: opts.adoptOrphans === true, approveCreate: opts.approveCreate };
 }
 
 /** Every profile an allow entry names must be loaded: a typo would perceive the program as generic. */

@@ -17,6 +17,7 @@ import { Journal, NON_TERMINAL_STATES, hashOf } from '../../journal/journal.js';
 import { BackendFactory, clientEnv } from './backend-factory.js';
 import { checkDataDir, makeDataDir } from './data-dir.js';
 import { checkCreateOptions, checkOpenOptions, type CreateOptions, type DriverOptions, type Logger } from './driver-options.js';
+import { approveLaunch } from './approve-launch.js';
 import type { LoadedConfig } from './load-config.js';
 import { LeaseBook } from './lease-book.js';
 import { reclaimOrphans } from './orphans.js';
@@ -24,7 +25,7 @@ import { reconcile } from './reconcile.js';
 import { SessionFactory } from './session-factory.js';
 import { systemClock } from '../../backends/process/system-clock.js';
 
-export type { CreateOptions, DriverOptions, Logger } from './driver-options.js';
+export type { CreateApprovalRequest, CreateOptions, DriverOptions, Logger } from './driver-options.js';
 
 export interface SessionInfo {
   readonly id: string;
@@ -57,6 +58,7 @@ export class Driver {
     backends: BackendFactory,
     profiles: ProfileSet,
     readonly logger: Logger,
+    private readonly approveCreate: DriverOptions['approveCreate'],
   ) {
     this.backends = backends;
     this.leases = new LeaseBook(journal);
@@ -84,7 +86,7 @@ export class Driver {
       journal.close();
       throw err;
     }
-    const driver = new Driver(journal, audit, loaded, clock, backends, setup.profiles, logger);
+    const driver = new Driver(journal, audit, loaded, clock, backends, setup.profiles, logger, setup.approveCreate);
     try {
       await reclaimOrphans({ journal, backends, dataDir: loaded.dataDir, logger }, setup.adoptOrphans);
       await reconcile(
@@ -146,6 +148,10 @@ export class Driver {
     const entryCap = plan.entry.limits.maxSessions;
     if (entryCap !== undefined && this.liveSessions().filter((s) => s.allowId === plan.entry.id).length >= entryCap) {
       throw new PolicyError('LIMIT_REACHED', `allow entry "${plan.entry.id}" allows ${entryCap} live session(s) (limits.maxSessions): kill one first`, { cap: 'limits.maxSessions' });
+    }
+    if (plan.entry.approveOnCreate) {
+      await approveLaunch(this.approveCreate, { allowId: plan.entry.id, name, argv: [plan.binary, ...(opts.args ?? plan.entry.match.argsPrefix)], ...(opts.project !== undefined ? { project: opts.project } : {}) });
+      if (this.closed) throw new SessionError('DRIVER_CLOSED', 'this driver was closed while the launch waited for approval; nothing was launched');
     }
     // `backend: spawn` on the entry, or tmux missing here: the program runs on a host-owned pty
     // (non-durable, said loudly) rather than the request failing.

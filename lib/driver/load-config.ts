@@ -19,7 +19,7 @@ export function defaultShellEntry(env: NodeJS.ProcessEnv = process.env): AllowEn
   return {
     id: 'shell',
     match: { path: shell, argsPrefix: [] },
-    scope: { filesystem: 'workspace', paths: [], network: 'none', hosts: [], credentialPaths: [], uid: 'dedicated' },
+    scope: { filesystem: 'workspace', paths: [], network: 'none', hosts: [], credentialPaths: [], uid: 'daemon' },
     profile: 'shell',
     autoAnswer: 'safe-only',
     hintPatterns: [],

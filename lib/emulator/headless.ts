@@ -13,7 +13,15 @@ const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeModule;
 
 export type HeadlessTerminal = InstanceType<typeof Terminal>;
-export type Serializer = InstanceType<typeof SerializeAddon>;
+/**
+ * What the mirror uses of the serialize addon, as a type of its own: the addon's typings import
+ * @xterm/xterm, a devDependency, so naming the addon's class in a declaration made every consumer
+ * type-checking with skipLibCheck false fail (TS2307). The addon is checked against it below.
+ */
+export interface Serializer {
+  serialize(options?: { readonly scrollback?: number }): string;
+  serializeAsHTML(options?: { readonly scrollback?: number }): string;
+}
 export type BufferCell = NonNullable<ReturnType<NonNullable<ReturnType<HeadlessTerminal['buffer']['active']['getLine']>>['getCell']>>;
 
 /** What the private core of xterm 6.0.0 exposes that the public API does not. */
@@ -117,7 +125,7 @@ export function createTerminal(cols: number, rows: number, scrollback: number, l
   // object model for what the serializer uses.
   // tmux's widths (glibc wcwidth) and tmux's behaviour for the sequences the input filter passes.
   const screen = installTmuxScreen(term);
-  const serializer = new SerializeAddon();
+  const serializer: Serializer = new SerializeAddon();
   term.loadAddon(serializer as unknown as Parameters<HeadlessTerminal['loadAddon']>[0]);
   // The emulator answers DA, DSR, DECRQM… through onData/onBinary. tmux already answers those
   // queries for the pane itself (reference §5), so a second answer must never reach the program:

@@ -5,13 +5,13 @@
  * plan is remote-launch.ts.
  */
 import { createHash } from 'node:crypto';
-import { accessSync, constants, lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { PolicyError, UsageError } from '../common/errors.js';
 import type { AllowEntry, DriverConfig, Scope } from '../policy/config-schema.js';
 import { buildChildEnv } from '../policy/child-env.js';
-import { isWithin, paneArgv, sandboxArgv } from '../policy/sandbox.js';
+import { dedicatedUid, isWithin, paneArgv, sandboxArgv, type DedicatedUser } from '../policy/sandbox.js';
 import { allowedArgs, findEntry, type CreateRequest, type LaunchPlan } from './launch-request.js';
 
 export type { CreateRequest, LaunchPlan } from './launch-request.js';
@@ -79,6 +79,7 @@ export function planLaunch(ctx: PlanContext, req: CreateRequest): LaunchPlan {
     throw new PolicyError('SANDBOX_UNAVAILABLE', 'bubblewrap (bwrap) is not installed, so the sandbox cannot be built and nothing launches; install it (apt-get install bubblewrap)', { allowId: entry.id });
   }
   const scope = sandboxed ? materializableScope(entry, dataDir, userHome) : entry.scope;
+  const runAs = sandboxed && entry.scope.uid === 'dedicated' ? dedicatedUser(entry) : undefined;
 
   // Drives write inside the workspace, so anything below it may be a symlink a drive planted
   // (projects/x -> /etc): it is walked without following links, never realpath'd into a bind.
@@ -101,13 +102,16 @@ export function planLaunch(ctx: PlanContext, req: CreateRequest): LaunchPlan {
     // A cwd outside the workspace, or reached through a symlink, is clamped to it, never honoured.
     if (!rel.startsWith('..') && !isAbsolute(rel)) cwd = directoryWithin(workspace, rel === '' ? [] : rel.split(sep)) ?? workspace;
   }
+  // The dedicated uid writes its workspace: sticky and world-writable, as /tmp (the data dir
+  // itself stays 0700, so no other host user reaches it; each jail sees only its own workspace).
+  if (runAs !== undefined) chmodSync(workspace, 0o1777);
   const program = [binary, ...args];
   if (!sandboxed || !ctx.bwrapPath) {
     return { entry, binary, argv: paneArgv(program, cwd), env, workspace, cwd, sandboxed: false };
   }
   // A session on the shared workspace sees the projects but cannot change them (nor plant links there).
   const readOnly = workspace === workspaceRoot && projects !== undefined ? [projects] : [];
-  const argv = paneArgv(sandboxArgv({ bwrapPath: ctx.bwrapPath, scope, dataDir, workspace, userHome, cwd, argv: program, readOnly }));
+  const argv = paneArgv(sandboxArgv({ bwrapPath: ctx.bwrapPath, scope, dataDir, workspace, userHome, cwd, argv: program, readOnly, ...(runAs ? { runAs } : {}) }));
   return { entry, binary, argv, env, workspace, cwd, sandboxed: true };
 }
 
@@ -149,6 +153,29 @@ function canonicalHome(): string {
 }
 
 /**
+ * The host uid a `uid: dedicated` entry's program runs as. Switching to it takes root (bwrap runs
+ * privileged, setpriv switches): refused, never approximated by the host's own uid, elsewhere.
+ */
+function dedicatedUser(entry: AllowEntry): DedicatedUser {
+  const refuse = (why: string): never => {
+    throw new PolicyError('SANDBOX_UNAVAILABLE', `allow entry "${entry.id}": scope.uid "dedicated" cannot be materialized: ${why}; nothing was launched`, { allowId: entry.id });
+  };
+  if (process.geteuid?.() !== 0) refuse('running a program as a uid of its own takes a host running as root (set scope.uid "daemon" to run it as this user)');
+  const setprivPath = findExecutable('setpriv') ?? refuse('setpriv (util-linux) is not installed');
+  return { uid: dedicatedUid(entry.id), setprivPath };
+}
+
+/**
+ * A credential path's leading `~` as the home of the user this host runs as (the schema lets only
+ * credentialPaths start with `~/`); refused when there is no home to expand it to.
+ */
+function expandHome(path: string, userHome: string, refuse: (why: string, path?: string) => never): string {
+  if (path !== '~' && !path.startsWith('~/')) return path;
+  if (userHome === '' || userHome === '/') refuse(`credentialPaths entry "${path}" starts with "~", and ${userHome === '/' ? 'the home is /' : 'there is no home directory here'}`, path);
+  return userHome + path.slice(1);
+}
+
+/**
  * The entry's scope with every path checked and canonical, or a typed error: a scope that cannot
  * be materialized exactly is refused, never approximated by a wider one.
  */
@@ -176,6 +203,6 @@ function materializableScope(entry: AllowEntry, dataDir: string, userHome: strin
   return {
     ...scope,
     paths: scope.filesystem === 'listed-paths' ? scope.paths.map((p) => canonical(p, 'paths')) : [],
-    credentialPaths: scope.credentialPaths.map((p) => canonical(p, 'credentialPaths')),
+    credentialPaths: scope.credentialPaths.map((p) => canonical(expandHome(p, userHome, refuse), 'credentialPaths')),
   };
 }

@@ -37,7 +37,8 @@ function packageVersion(): string {
 
 /** An McpServer with the nine tools over `driver` (not connected to a transport). */
 export function createMcpServer(driver: Driver): McpServer {
-  const server = new McpServer({ name: 'tmux-drive', version: packageVersion() }, { instructions: SERVER_INSTRUCTIONS });
+  // logging: a backgrounded wait announces its completion as a log notification.
+  const server = new McpServer({ name: 'tmux-drive', version: packageVersion() }, { instructions: SERVER_INSTRUCTIONS, capabilities: { logging: {} } });
   registerTerminalTools(server, driver);
   return server;
 }

@@ -49,8 +49,7 @@ export const CONFIG_BOUNDS = {
   wordChars: 16 * 1024,
   /** Variable names: POSIX sets no limit; 128 is ample and keeps error messages short. */
   envNameChars: 128,
-  /** Hint patterns are regular expressions run on every settled screen: few and short. */
-  patterns: 64,
+  /** A hint pattern's length (hintPatterns is refused when not empty: REFUSED_KEYS). */
   patternChars: 1024,
   /** DNS names are at most 253 characters. */
   hostNameChars: 253,
@@ -86,8 +85,38 @@ const absolutePath = v.pipe(
   ),
 );
 const pathList = v.pipe(v.array(absolutePath), v.maxLength(B.pathEntries, `at most ${B.pathEntries} paths`));
+/**
+ * A credential path may also start with `~/` (or be `~`): the home of the user the host runs as,
+ * expanded at launch (lib/launch). `~user` is not: it would look another user up.
+ */
+const credentialPath = v.pipe(
+  v.string(),
+  v.maxLength(B.pathChars, `at most ${B.pathChars} characters`),
+  v.regex(/^(?:\/|~\/|~$)[^\x00-\x1f\x7f]*$/, (issue) =>
+    /^(?:\/|~\/|~$)/.test(String(issue.input))
+      ? 'must not contain control characters (NUL, newline, …)'
+      : 'must be an absolute path, or start with "~/" (this user\'s home); relative paths and "~user" are not expanded',
+  ),
+);
 const word = v.pipe(v.string(), v.maxLength(B.wordChars, `at most ${B.wordChars} characters`), v.regex(/^[^\0]*$/, 'must not contain NUL'));
 const envName = v.pipe(v.string(), v.maxLength(B.envNameChars, `at most ${B.envNameChars} characters`), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a variable name'));
+
+/**
+ * Keys the seed configs carry that tmux-drive does not act on, each refused (CONFIG_INVALID naming
+ * it) with the reason, rather than accepted and ignored. docs/config.md lists them.
+ */
+export const REFUSED_KEYS = {
+  'worker.maxConcurrentAttentionTurns':
+    'tmux-drive runs no agent turns: it emits attention events; the host that wakes a turn on them bounds how many run at once',
+  'allow[].hintPatterns':
+    'only [] is accepted: a prompt is recognised by its structure and answered only from a profile\'s dialog rules (add a profile file with the dialog and its safe answer)',
+  'allow[].scope.network: listed-hosts':
+    'not supported: bounding a jail to named hosts needs an egress proxy reachable from inside its network namespace, which tmux-drive does not build; use "none" or "full"',
+  'drive.mode':
+    'only "attached" is accepted: tmux-drive never promotes a drive to a background agent turn (it runs no agent turns); a host decides where its turns run',
+  'drive.heartbeatMs':
+    'not accepted: liveness is event-driven (stuck after worker.stuckMs of no output and no CPU or I/O, exits from tmux\'s notifications); a periodic backstop tick would be the polling tmux-drive does not do',
+} as const;
 
 /**
  * The allow id recorded for a drive adopted from a lost journal (what it runs, and under which
@@ -103,8 +132,9 @@ const ScopeSchema = v.strictObject({
   paths: v.optional(pathList, []),
   network: v.optional(v.picklist(['none', 'listed-hosts', 'full']), 'none'),
   hosts: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(B.hostNameChars))), v.maxLength(B.pathEntries)), []),
-  credentialPaths: v.optional(pathList, []),
-  uid: v.optional(v.picklist(['dedicated', 'daemon']), 'dedicated'),
+  credentialPaths: v.optional(v.pipe(v.array(credentialPath), v.maxLength(B.pathEntries, `at most ${B.pathEntries} paths`)), []),
+  // daemon by default: a dedicated uid needs a host running as root (docs/decisions.md).
+  uid: v.optional(v.picklist(['dedicated', 'daemon']), 'daemon'),
 });
 
 const LimitsSchema = v.strictObject({
@@ -126,7 +156,7 @@ export const AllowEntrySchema = v.strictObject({
   // data file, no schema change).
   profile: v.optional(name),
   autoAnswer: v.optional(v.picklist(['none', 'safe-only', 'all']), 'safe-only'),
-  hintPatterns: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(B.patternChars))), v.maxLength(B.patterns)), []),
+  hintPatterns: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(B.patternChars))), v.maxLength(0, REFUSED_KEYS['allow[].hintPatterns'])), []),
   env: v.optional(v.pipe(v.record(envName, word), v.maxEntries(B.words, `at most ${B.words} variables`)), {}),
   passEnv: v.optional(v.pipe(v.array(envName), v.maxLength(B.words, `at most ${B.words} names`)), []),
   backend: v.optional(v.picklist(['tmux', 'spawn']), 'tmux'),
@@ -168,6 +198,7 @@ export const DriverConfigSchema = v.strictObject({
       idleTtlMs: v.optional(timerMs, 900_000),
       ringBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(4096), v.maxValue(B.ringBytes)), 262_144),
       stuckMs: v.optional(timerMs, 30_000),
+      maxConcurrentAttentionTurns: v.optional(v.never(REFUSED_KEYS['worker.maxConcurrentAttentionTurns'])),
     }),
     {},
   ),
@@ -186,10 +217,10 @@ export const DriverConfigSchema = v.strictObject({
   hosts: v.optional(v.pipe(v.array(HostSchema), v.maxLength(B.remoteHosts, `at most ${B.remoteHosts} hosts`)), []),
   drive: v.optional(
     v.strictObject({
-      mode: v.optional(v.picklist(['auto', 'manual']), 'auto'),
+      mode: v.optional(v.literal('attached', REFUSED_KEYS['drive.mode'])),
       readMode: v.optional(v.picklist(['digest', 'diff', 'full']), 'digest'),
       durable: v.optional(v.boolean(), true),
-      heartbeatMs: v.optional(timerMs, 90_000),
+      heartbeatMs: v.optional(v.never(REFUSED_KEYS['drive.heartbeatMs'])),
       maxCostUsd: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(B.costUsd))), null),
       notify: v.optional(v.picklist(['terminal', 'all', 'none']), 'terminal'),
       heartbeatNotifyMs: v.optional(timerMs, 3_600_000),

@@ -12,6 +12,7 @@
  * docs/security.md has the table of scopes and arguments.
  */
 import { PolicyError } from '../common/errors.js';
+import { Fnv1a64 } from '../common/fnv1a64.js';
 import type { Scope } from './config-schema.js';
 
 export interface SandboxInput {
@@ -32,6 +33,29 @@ export interface SandboxInput {
   readonly argv: readonly string[];
   /** Directories inside the workspace the program may read but not change (other sessions' projects). */
   readonly readOnly?: readonly string[];
+  /** scope.uid dedicated: the program runs as this host uid (and gid), switched by setpriv inside the jail. */
+  readonly runAs?: DedicatedUser;
+}
+
+/** A host uid no account has, for the drives of one allow entry (`uid: dedicated`). */
+export interface DedicatedUser {
+  readonly uid: number;
+  /** util-linux setpriv: switches uid, gid and groups and empties every capability set before the program runs. */
+  readonly setprivPath: string;
+}
+
+/**
+ * Dedicated uids lie in [base, base + span): above any account a distribution allocates (system
+ * and user ranges end well below 2^31) and below 2^31 - 1, which some tools treat as signed.
+ */
+export const DEDICATED_UID_BASE = 1_900_000_000;
+export const DEDICATED_UID_SPAN = 1_000_000;
+
+/** The dedicated uid of allow entry `allowId`: stable, so a project reopened by the entry keeps its owner. */
+export function dedicatedUid(allowId: string): number {
+  const hash = new Fnv1a64();
+  hash.str(allowId);
+  return DEDICATED_UID_BASE + Number(BigInt(`0x${hash.hex()}`) % BigInt(DEDICATED_UID_SPAN));
 }
 
 /** Variables tmux sets in every pane; they name the drive's socket, which the jail hides anyway. */
@@ -71,7 +95,11 @@ export function sandboxArgv(input: SandboxInput): string[] {
   if (scope.filesystem === 'full') a.push('--bind', '/', '/');
   else a.push('--ro-bind', '/', '/');
   a.push('--dev', '/dev', '--proc', '/proc');
-  if (scope.filesystem !== 'full') hide('/tmp');
+  // A dedicated uid does not own the jail's tmpfs: /tmp is sticky and world-writable as on a host.
+  if (scope.filesystem !== 'full') {
+    if (input.runAs) a.push('--perms', '01777');
+    hide('/tmp');
+  }
   // With no network, host services' unix sockets (/run/docker.sock, the D-Bus system bus, …) are
   // hidden too: a network namespace does not cover filesystem sockets, and connect(2) works
   // through a read-only mount.
@@ -91,11 +119,26 @@ export function sandboxArgv(input: SandboxInput): string[] {
   // 0 maps to host root), enough to unmount the data-dir mask or remount / writable. Dropped, the
   // program cannot change its mounts at all; a nested user namespace it may create cannot unlock
   // the mounts it inherited.
-  a.push('--unshare-all', '--cap-drop', 'ALL');
-  if (scope.network === 'full') a.push('--share-net');
+  const { runAs } = input;
+  if (runAs === undefined) {
+    a.push('--unshare-all', '--cap-drop', 'ALL');
+    if (scope.network === 'full') a.push('--share-net');
+  } else {
+    // A dedicated uid is a host uid, so no user namespace (in one created by root, only uid 0
+    // maps, and it is host root): bwrap runs privileged, keeps only what setpriv needs to switch
+    // to the uid (which empties every capability set), and the program runs as that uid.
+    a.push('--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try');
+    if (scope.network !== 'full') a.push('--unshare-net');
+    a.push('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
+  }
   // --die-with-parent: the parent is the tmux server (the pane's spawner), not the host, so a
   // durable drive outlives the host but never the server. No --new-session: it would take the
   // controlling tty from the program and break job control in shells.
-  a.push('--die-with-parent', '--chdir', input.cwd, '--', ...input.argv);
+  a.push('--die-with-parent', '--chdir', input.cwd, '--');
+  if (runAs !== undefined) {
+    const id = String(runAs.uid);
+    a.push(runAs.setprivPath, '--reuid', id, '--regid', id, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--');
+  }
+  a.push(...input.argv);
   return a;
 }

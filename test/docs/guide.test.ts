@@ -74,3 +74,27 @@ describe('docs/guide.md configuration reference', () => {
     if (guide.includes('(security.md)')) expect(existsSync(join(repoRoot(), 'docs', 'security.md'))).toBe(true);
   });
 });
+
+describe('docs/config.md: every key, acts or refused', () => {
+  const configDoc = readFileSync(join(repoRoot(), 'docs', 'config.md'), 'utf8');
+  const keys = schemaKeys(configJsonSchema() as JsonSchemaNode);
+
+  it('has a row for every key of the schema, saying "acts" or "refused" and naming a test', () => {
+    const table = configDoc.slice(configDoc.indexOf('\n## Every key\n'));
+    const rows = table.split('\n').filter((l) => l.startsWith('| `'));
+    const missing: string[] = [];
+    for (const key of keys.keys()) {
+      const row = rows.find((r) => r.startsWith(`| \`${key}\` |`));
+      if (!row) {
+        missing.push(key);
+        continue;
+      }
+      expect(row, key).toMatch(/\b(acts|act|refused)\b/);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('the guide no longer says a key is accepted but not acted on (allow[].profile, autoAnswer act)', () => {
+    expect(guide).not.toMatch(/not (yet )?acted on|ahead of the code that uses them/);
+  });
+});

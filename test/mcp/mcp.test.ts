@@ -78,7 +78,7 @@ describe('tmux-drive mcp', () => {
       expect(byName.get('terminal_session_wait')?.description).toMatch(/producing: true/);
       expect(byName.get('terminal_session_create')?.description).toMatch(/project/);
       expect(byName.get('terminal_session_read')?.description).toMatch(/untrusted/);
-      expect(Object.keys(byName.get('terminal_session_wait')?.inputSchema.properties ?? {}).sort()).toEqual(['forExit', 'forIdleMs', 'forText', 'sessionId', 'timeoutMs']);
+      expect(Object.keys(byName.get('terminal_session_wait')?.inputSchema.properties ?? {}).sort()).toEqual(['backgroundAfterMs', 'forExit', 'forIdleMs', 'forText', 'sessionId', 'timeoutMs', 'waitId']);
       // No tool reaches the config: nothing names a config, a path to one, or the sandbox switch.
       for (const t of tools) {
         for (const key of Object.keys(t.inputSchema.properties ?? {})) expect(key).not.toMatch(/config|unsafe|sandbox|allow(?!Id)|scope|dataDir/i);

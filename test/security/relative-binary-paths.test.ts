@@ -59,9 +59,15 @@ describe('every path in the config is absolute', () => {
     expect(issues.map((i) => i.path).sort()).toEqual(['allow.1.scope.credentialPaths.0', 'allow.1.scope.paths.1', 'dataDir', 'hosts.0.ssh.identityFile']);
   });
 
-  it('refuses "~" with a message saying it is not expanded (not silently taken as a directory named ~)', () => {
-    const issues = issuesOf({ allow: [allow('a', '/bin/bash', { scope: { credentialPaths: ['~/.config/gh'] } })] });
-    expect(issues).toEqual([{ path: 'allow.0.scope.credentialPaths.0', message: expect.stringContaining('"~" are not expanded') }]);
+  it('refuses "~" where it is not expanded (not silently taken as a directory named ~)', () => {
+    const issues = issuesOf({ allow: [allow('a', '/bin/bash', { scope: { filesystem: 'listed-paths', paths: ['~/src'] } })] });
+    expect(issues).toEqual([{ path: 'allow.0.scope.paths.0', message: expect.stringContaining('"~" are not expanded') }]);
+  });
+
+  it('credentialPaths take "~" and "~/…" (the host user\'s home, expanded at launch), never "~user" nor a relative path', () => {
+    expect(issuesOf({ allow: [allow('a', '/bin/bash', { scope: { credentialPaths: ['~/.config/gh', '~'] } })] })).toEqual([]);
+    const issues = issuesOf({ allow: [allow('a', '/bin/bash', { scope: { credentialPaths: ['~root/.ssh', '~.ssh', '.aws'] } })] });
+    expect(issues).toEqual([0, 1, 2].map((i) => ({ path: `allow.0.scope.credentialPaths.${i}`, message: expect.stringContaining('"~user" are not expanded') })));
   });
 
   it('refuses control characters in a path (NUL, newline), naming the key', () => {

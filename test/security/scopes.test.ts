@@ -52,6 +52,7 @@ beforeAll(async () => {
   t = await openDriver([
     allow('home', '/bin/bash', { ...BASH_ENTRY, scope: { filesystem: 'home' } }),
     allow('workspace', '/bin/bash', { ...BASH_ENTRY, scope: { credentialPaths: [token] } }),
+    allow('tilde-credential', '/bin/bash', { ...BASH_ENTRY, scope: { credentialPaths: ['~/.config/tool/token'] } }),
     allow('listed', '/bin/bash', { ...BASH_ENTRY, scope: { filesystem: 'listed-paths', paths: [listedA] } }),
     allow('net', '/bin/bash', { ...BASH_ENTRY, scope: { network: 'full' } }),
     allow('home-binary', join(home, '.local', 'bin', 'mybash'), BASH_ENTRY),
@@ -108,6 +109,18 @@ describe('scope values, materialized', () => {
     expect(r.out).toMatch(/rm=1/);
     expect(readFileSync(token, 'utf8')).toBe('TOKEN-CANARY\n');
     expect(existsSync(join(home, '.config', 'tool', 'new'))).toBe(false);
+    await s.kill();
+  });
+
+  it('a credential path written "~/…" is the host user\'s home: readable, not writable, the rest of the home hidden', async () => {
+    // Issue 13: `~` in credentialPaths was refused at launch; the seed expands it to the home.
+    const s = await start('tilde-credential');
+    const r = await probe(s, workspaceOf(t.dataDir), [`cat ${token}; echo "read=$?"`, `echo tampered >> ${token}; echo "append=$?"`, `cat ${home}/.ssh/id_ed25519; echo "key=$?"`].join('\n'));
+    expect(r.out).toContain('TOKEN-CANARY');
+    expect(r.out).toMatch(/read=0/);
+    expect(r.out).toMatch(/append=1/);
+    expect(r.out).not.toContain('PRIVATE-KEY-CANARY');
+    expect(readFileSync(token, 'utf8')).toBe('TOKEN-CANARY\n');
     await s.kill();
   });
 
@@ -193,7 +206,7 @@ describe('scopes that cannot be materialized are refused, never widened', () => 
   });
 
   it('network listed-hosts (not implemented) is a config error', async () => {
-    await expect(Driver.open({ dataDir: t.dataDir, config: { allow: [allow('x', '/bin/bash', { scope: { network: 'listed-hosts', hosts: ['example.com'] } })] } })).rejects.toBeInstanceOf(ConfigError);
+    await expect(Driver.open({ dataDir: t.dataDir, config: { allow: [allow('x', '/bin/bash', { scope: { network: 'listed-hosts' } })] } })).rejects.toBeInstanceOf(ConfigError);
   });
 
   it('left nothing running', () => {

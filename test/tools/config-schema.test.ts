@@ -61,7 +61,7 @@ describe('docs/config.schema.json', () => {
       ['match', { allow: [{ ...GOOD.allow[0], match: { path: '/bin/bash', sha: 'x' } }] }],
       ['scope', { allow: [{ ...GOOD.allow[0], scope: { filesystem: 'workspace', writable: ['/'] } }] }],
       ['consent', { allow: [{ ...GOOD.allow[0], consent: { ...CONSENT, by: 'me' } }] }],
-      ['drive', { drive: { mode: 'auto', turbo: true } }],
+      ['drive', { drive: { readMode: 'digest', turbo: true } }],
     ];
     for (const [where, config] of variants) {
       expect(validate(config), where).toBe(false);
