@@ -179,7 +179,8 @@ export class GateSession {
       const p = parsed.output;
       const { scope, tokenId } = this.identity;
       if (isExpired(scope, this.gate.clock())) {
-        this.end('token_expired');
+        // Ended after this call's answer has gone out (the connection closes when it ends).
+        setImmediate(() => this.end('token_expired'));
         throw new CapabilityError('TOKEN_INVALID', 'the token has expired: ask for a new one', { tokenId });
       }
       if (verb.cls !== 'any' && !allowsClass(scope, verb.cls)) {

@@ -23,7 +23,7 @@ import { HostLock, lockHolders } from './host-lock.js';
 import { readHostRecord, removeHostRecord, writeHostRecord, type HostRecord } from './host-record.js';
 import { TokenStore } from './token-store.js';
 import { Gate } from './gate.js';
-import { SocketServer } from './socket-server.js';
+import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
 
 export interface ServeOptions {
   readonly dataDir?: string;
@@ -39,6 +39,8 @@ export interface ServeOptions {
   readonly signal?: AbortSignal;
   /** A standby is about to wait: who serves now (undefined: in-process commands hold the data dir). */
   readonly onWaiting?: (holder: HostRecord | undefined) => void;
+  /** Other bounds for the socket (tests make a slow client's drop quick to reach). @internal */
+  readonly socketLimits?: Partial<SocketLimits>;
 }
 
 const silent: Logger = { warn: () => undefined };
@@ -138,7 +140,7 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
     };
     const driver = await Driver.open(driverOptions);
     try {
-      return await startServing(driver, lock, paths, true, opts.logger ?? silent);
+      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits });
     } catch (err) {
       await driver.close();
       throw err;
@@ -158,21 +160,21 @@ export async function serveDriver(driver: Driver, opts: { readonly logger?: Logg
   const lock = await takeHostLock(paths, {});
   try {
     rmSync(paths.socket, { force: true });
-    return await startServing(driver, lock, paths, false, opts.logger ?? silent);
+    return await startServing(driver, lock, paths, false, opts.logger ?? silent, SOCKET_LIMITS);
   } catch (err) {
     lock.release();
     throw err;
   }
 }
 
-async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger): Promise<ServingHost> {
+async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits): Promise<ServingHost> {
   const tokens = TokenStore.open(paths);
   const audit = driver.config.audit.enabled ? AuditLog.open(paths.dataDir) : undefined;
   try {
     const gate = new Gate({ driver, tokens, ...(audit ? { audit } : {}) });
     const info: HostInfo = { pid: process.pid, startedAt: Date.now(), dataDir: paths.dataDir };
     writeHostRecord(paths, info);
-    const server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) });
+    const server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
     return new ServingHost(driver, info, paths, gate, server, lock, audit, ownsDriver);
   } catch (err) {
     audit?.close();

@@ -37,6 +37,8 @@ export const SOCKET_LIMITS = {
   loggedRefusals: 3,
 } as const;
 
+export type SocketLimits = { readonly [K in keyof typeof SOCKET_LIMITS]: number };
+
 export interface ServerLog {
   warn(message: string): void;
 }
@@ -55,16 +57,16 @@ export class SocketServer {
    * Listens on `path`: bound under a private name, made 0600, then renamed into place, so the
    * path appears (a client watching the directory is woken) only once the socket is ready.
    */
-  static async listen(path: string, gate: Gate, host: HostInfo, log: ServerLog): Promise<SocketServer> {
+  static async listen(path: string, gate: Gate, host: HostInfo, log: ServerLog, limits: SocketLimits = SOCKET_LIMITS): Promise<SocketServer> {
     const staging = join(dirname(path), `.host-${process.pid}.sock`);
     rmSync(staging, { force: true });
     const connections = new Set<Connection>();
     const server = createServer({ allowHalfOpen: false }, (socket) => {
-      if (connections.size >= SOCKET_LIMITS.maxConnections) {
-        socket.end(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: toWireError(new TmuxDriveError('LIMIT_REACHED', `the host serves at most ${SOCKET_LIMITS.maxConnections} connections`)) })}\n`);
+      if (connections.size >= limits.maxConnections) {
+        socket.end(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: toWireError(new TmuxDriveError('LIMIT_REACHED', `the host serves at most ${limits.maxConnections} connections`)) })}\n`);
         return;
       }
-      const c = new Connection(socket, gate, host, log, () => connections.delete(c));
+      const c = new Connection(socket, gate, host, log, limits, () => connections.delete(c));
       connections.add(c);
     });
     await new Promise<void>((resolve, reject) => {
@@ -121,6 +123,7 @@ class Connection {
     private readonly gate: Gate,
     private readonly host: HostInfo,
     private readonly log: ServerLog,
+    private readonly limits: SocketLimits,
     private readonly onGone: () => void,
   ) {
     this.framer = new LineFramer({
@@ -138,7 +141,7 @@ class Connection {
     });
     socket.on('error', () => undefined); // 'close' follows; a reset peer is not the host's problem
     socket.on('close', () => this.cleanup());
-    this.helloTimer = setTimeout(() => this.destroy(), SOCKET_LIMITS.helloTimeoutMs);
+    this.helloTimer = setTimeout(() => this.destroy(), this.limits.helloTimeoutMs);
   }
 
   destroy(): void {
@@ -151,7 +154,7 @@ class Connection {
     if (this.gone) return;
     for (const c of this.inflight.values()) c.abort();
     this.socket.end();
-    setTimeout(() => this.destroy(), SOCKET_LIMITS.endFlushMs).unref();
+    setTimeout(() => this.destroy(), this.limits.endFlushMs).unref();
   }
 
   private cleanup(): void {
@@ -161,7 +164,7 @@ class Connection {
     for (const c of this.inflight.values()) c.abort();
     this.inflight.clear();
     this.session?.dispose();
-    if (this.refusals > SOCKET_LIMITS.loggedRefusals) this.log.warn(`socket: a connection ended after ${this.refusals} refused lines`);
+    if (this.refusals > this.limits.loggedRefusals) this.log.warn(`socket: a connection ended after ${this.refusals} refused lines`);
     this.onGone();
   }
 
@@ -180,12 +183,12 @@ class Connection {
     if (this.gone) return;
     this.socket.write(`${line}\n`);
     const backlog = this.socket.writableLength;
-    if (item && backlog > SOCKET_LIMITS.dropSlowClientBytes) {
+    if (item && backlog > this.limits.dropSlowClientBytes) {
       this.log.warn(`socket: dropped a client ${backlog} bytes behind on its subscriptions (too slow to read them)`);
       this.destroy();
       return;
     }
-    if (!this.paused && backlog > SOCKET_LIMITS.pauseReadingBytes) {
+    if (!this.paused && backlog > this.limits.pauseReadingBytes) {
       this.paused = true;
       this.socket.pause();
     }
@@ -210,7 +213,7 @@ class Connection {
 
   private refuse(code: number, message: string, id: WireId | undefined): void {
     this.refusals += 1;
-    if (this.refusals <= SOCKET_LIMITS.loggedRefusals) this.log.warn(`socket: refused a line: ${message}`);
+    if (this.refusals <= this.limits.loggedRefusals) this.log.warn(`socket: refused a line: ${message}`);
     const err = new HostError('PROTOCOL_ERROR', message);
     this.write({ jsonrpc: '2.0', id: id ?? null, error: { ...toWireError(err), code } }, false);
   }
@@ -279,7 +282,7 @@ class Connection {
     const session = this.session;
     if (!session) return this.fail(id, new CapabilityError('TOKEN_INVALID', 'no token yet: send hello with a token first'));
     if (this.inflight.has(id)) return this.refuse(JSON_RPC.InvalidRequest, 'a request with this id is already in flight', id);
-    if (this.inflight.size >= SOCKET_LIMITS.callsInFlight) return this.fail(id, new TmuxDriveError('LIMIT_REACHED', `at most ${SOCKET_LIMITS.callsInFlight} calls in flight per connection`, { cap: 'callsInFlight' }));
+    if (this.inflight.size >= this.limits.callsInFlight) return this.fail(id, new TmuxDriveError('LIMIT_REACHED', `at most ${this.limits.callsInFlight} calls in flight per connection`, { cap: 'callsInFlight' }));
     const controller = new AbortController();
     this.inflight.set(id, controller);
     session.call(method, params, controller.signal).then(
