@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ControlClient } from '../backends/tmux/control-client.js';
 import { capturePaneArgv, displayMessageArgv, killServerArgv, serverConfig, startServerArgv } from '../lib/control/tmux-commands.js';
-import { isAlive } from '../backends/tmux/process-tree.js';
+import { isAlive } from '../backends/process/process-tree.js';
 import type { ControlEvent, PaneId } from '../lib/control/parser.js';
 import { CURATED_PATH } from '../lib/policy/child-env.js';
 import { systemClock } from '../lib/driver/system-clock.js';

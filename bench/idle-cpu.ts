@@ -9,7 +9,7 @@
 import { createHook } from 'node:async_hooks';
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { processTree } from '../backends/tmux/process-tree.js';
+import { processTree } from '../backends/process/process-tree.js';
 import { type Benchmark, type BenchOptions, type BenchResult } from './benchmark.js';
 import { BenchDriver } from './bench-driver.js';
 import { contextSwitches, cpuMs, wakeups } from './proc-usage.js';

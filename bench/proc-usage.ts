@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readStat } from '../backends/tmux/process-tree.js';
+import { readStat } from '../backends/process/process-tree.js';
 
 /** Clock ticks per second for utime/stime (USER_HZ; 100 on every Linux we run on, asked once). */
 const TICKS_PER_SECOND = ((): number => {

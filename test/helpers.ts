@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Driver, type DriverOptions } from '../lib/index.js';
-import { findProcesses } from '../backends/tmux/process-tree.js';
+import { findProcesses } from '../backends/process/process-tree.js';
 import type { DriverConfigInput } from '../lib/policy/config-schema.js';
 
 export const CONSENT = { acknowledgedRisk: true as const, acknowledgedAt: '2026-11-30T00:00:00Z' };

@@ -21,7 +21,7 @@ import type { DriverConfigInput } from '../lib/policy/config-schema.js';
 import { classifyScreen, type ScreenSignals } from '../lib/perceive/classify-screen.js';
 import { compareActivity, type ProcessActivitySample } from '../lib/perceive/activity.js';
 import { loadProfileFiles } from '../lib/driver/profile-files.js';
-import { sampleProcessActivity } from '../backends/tmux/process-activity.js';
+import { sampleProcessActivity } from '../backends/process/process-activity.js';
 import { packageRoot, paneRoot, replayCells } from './record/capture.js';
 import { encodeCells, fixtureSnapshot, perceivedCells, type FixtureFile, type FixtureLabel } from './fixture-format.js';
 

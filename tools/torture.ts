@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { Driver } from '../lib/index.js';
 import { Journal } from '../journal/journal.js';
-import { findProcesses, processTree } from '../backends/tmux/process-tree.js';
+import { findProcesses, processTree } from '../backends/process/process-tree.js';
 import { isStartServerArgv } from '../lib/control/tmux-commands.js';
 
 export interface TortureOptions {

@@ -2,7 +2,7 @@
  * Key names to the bytes a terminal sends, for a backend that writes to the pty itself. The names
  * are the tmux backend's (validated by `normalizeKey`, so an unknown name fails with the same
  * UNKNOWN_KEY_NAME), and the bytes are the ones tmux 3.3a writes to a pane for them (input-keys.c;
- * every entry is checked against a real server in test/spawn/key-bytes.test.ts). A program then
+ * every entry is checked against a real server in test/backends/spawn/key-bytes.test.ts). A program then
  * gets the same bytes under either backend, and they match the TERM both give it (tmux-256color:
  * khome = ESC[1~, kend = ESC[4~).
  *

@@ -6,18 +6,25 @@
  * whole process tree is ended on kill. What needs tmux's own copy of the screen (a resync
  * snapshot, the fidelity check) or its server (an operator's attach, a re-attach after a host
  * restart) does not exist here and fails with UNSUPPORTED. docs/backends.md compares the two.
+ *
+ * The room (backends/spawn/): this backend, key-bytes.ts (tmux's key table as bytes) and
+ * drain-before-close.ts (node-pty's lost tail). It imports lib/common, lib/control's key names,
+ * the port in lib/session/backend.ts and backends/process; its default clock still comes from
+ * lib/driver/system-clock.ts (the one arrow upward, kept for callers that pass none).
  */
-import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import nodePty from 'node-pty';
 import type { IPty } from 'node-pty';
 import type { Clock } from '../../lib/common/clock.js';
 import type { BackendListener, DriveBackend, ExitInfo, PaneGeometry, SignalName, VisibleGrid } from '../../lib/session/backend.js';
-import type { PaneCapture } from '../../lib/emulator/rebuild.js';
+import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import { normalizeKey } from '../../lib/control/encode.js';
 import { ClosedError, SessionError, TmuxDriveError, UsageError } from '../../lib/common/errors.js';
 import { systemClock } from '../../lib/driver/system-clock.js';
-import { isAlive, processTree, readStat, signalAll, type ProcStat } from '../tmux/process-tree.js';
+import { isSameProcessAlive, processTree, readStat, sessionMembers, signalAll, type ProcStat } from '../process/process-tree.js';
+import { signalForeground } from '../process/signal-foreground.js';
+import { LOCAL_PROCESSES, waitGone } from '../process/wait-gone.js';
 import { drainBeforeClose, type TailReport } from './drain-before-close.js';
 import { keyBytes, type KeyModes } from './key-bytes.js';
 
@@ -62,9 +69,6 @@ const DEFAULT_TERM = 'tmux-256color';
 const MAX_DIMENSION = 1000;
 /** Rounds of "stop what is new in the tree" before killing: a stopped process cannot fork. */
 const FREEZE_ROUNDS = 8;
-/** Wrappers the launch may put between the pty and the program (not the program's own processes). */
-const WRAPPER_COMMS: ReadonlySet<string> = new Set(['bwrap']);
-const SIGNALS: Record<SignalName, NodeJS.Signals> = { interrupt: 'SIGINT', terminate: 'SIGTERM', kill: 'SIGKILL', hangup: 'SIGHUP' };
 const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 
@@ -84,28 +88,6 @@ function checkLaunch(opts: SpawnLaunch): void {
   for (const [label, n] of [['cols', opts.cols], ['rows', opts.rows]] as const) {
     if (!Number.isInteger(n) || n < 2 || n > MAX_DIMENSION) throw new UsageError('BAD_SIZE', `${label} must be an integer from 2 to ${MAX_DIMENSION} (got ${String(n)})`);
   }
-}
-
-/** The session id of a process (field 6 of /proc/PID/stat), undefined when it is gone. */
-function sessionOf(pid: number): number | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[3]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Live processes of session `sid`: what a program double-forked (without setsid) is still in it. */
-function sessionMembers(sid: number): ProcStat[] {
-  const out: ProcStat[] = [];
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 0 || sessionOf(pid) !== sid) continue;
-    const st = readStat(pid);
-    if (st && st.state !== 'Z') out.push(st);
-  }
-  return out;
 }
 
 export class SpawnBackend implements DriveBackend {
@@ -317,10 +299,7 @@ export class SpawnBackend implements DriveBackend {
     this.checkLive();
     const all = this.rootTree();
     if (all.length === 0) throw new SessionError('SESSION_EXITED', `drive ${this.opts.name} has no running program to signal`, { name: this.opts.name });
-    const foreground = all[0]?.tpgid; // the tty's foreground process group, as the host numbers it
-    const tree = all.filter((p) => !WRAPPER_COMMS.has(p.comm));
-    const fg = tree.filter((p) => p.pgrp === foreground);
-    signalAll((fg.length > 0 ? fg : tree).map((p) => p.pid), SIGNALS[name]);
+    await signalForeground(all, name, signalAll);
   }
 
   capture(): Promise<PaneCapture> {
@@ -366,10 +345,10 @@ export class SpawnBackend implements DriveBackend {
     const doomed = new Map<number, ProcStat>();
     const root = this.rootTree()[0];
     // The session id stays the root's pid, and cannot name another session while a member lives.
-    const pinned = root !== undefined || this.leftovers.some((p) => this.stillAlive(p));
+    const pinned = root !== undefined || this.leftovers.some((p) => isSameProcessAlive(p));
     const sid = this.pty.pid;
     for (let round = 0; pinned && round < FREEZE_ROUNDS; round++) {
-      const seeds = root ? [root] : this.leftovers.filter((p) => this.stillAlive(p));
+      const seeds = root ? [root] : this.leftovers.filter((p) => isSameProcessAlive(p));
       const found = [...seeds.flatMap((p) => processTree(p.pid)), ...sessionMembers(sid)];
       const fresh = found.filter((p) => !doomed.has(p.pid) && p.pid !== process.pid);
       if (fresh.length === 0) break;
@@ -378,37 +357,13 @@ export class SpawnBackend implements DriveBackend {
     }
     const targets = [...doomed.values()];
     signalAll(targets.map((p) => p.pid), 'SIGKILL');
-    const gone = await this.waitGone(targets);
+    const gone = await waitGone(targets, LOCAL_PROCESSES, { clock: this.clock, timeoutMs: this.timeoutMs, escalation: 'SIGKILL' });
     // node-pty reaps the child and closes the master (the tail drain runs then); bounded, since a
     // survivor would keep the slave open.
     await Promise.race([this.exitSeen, this.sleep(this.timeoutMs)]);
     this.closed = true;
     if (!gone) {
-      throw new TmuxDriveError('KILL_UNVERIFIED', `drive ${this.opts.name} did not end: processes still alive`, { alive: targets.filter((p) => this.stillAlive(p)).map((p) => p.pid) });
-    }
-  }
-
-  /** Alive and still the same process (a reused pid has another start time). */
-  private stillAlive(p: ProcStat): boolean {
-    return isAlive(p.pid) && readStat(p.pid)?.startTicks === p.startTicks;
-  }
-
-  /** Waits (bounded, with backoff) until every process is gone; SIGKILLs survivors again halfway. */
-  private async waitGone(procs: readonly ProcStat[]): Promise<boolean> {
-    const deadline = this.clock.now() + this.timeoutMs;
-    let delay = 2;
-    let repeated = false;
-    for (;;) {
-      const alive = procs.filter((p) => this.stillAlive(p));
-      if (alive.length === 0) return true;
-      const now = this.clock.now();
-      if (now >= deadline) return false;
-      if (!repeated && now >= deadline - this.timeoutMs / 2) {
-        signalAll(alive.map((p) => p.pid), 'SIGKILL');
-        repeated = true;
-      }
-      await this.sleep(delay);
-      delay = Math.min(delay * 2, 100);
+      throw new TmuxDriveError('KILL_UNVERIFIED', `drive ${this.opts.name} did not end: processes still alive`, { alive: targets.filter((p) => isSameProcessAlive(p)).map((p) => p.pid) });
     }
   }
 

@@ -4,8 +4,10 @@
  * the remote shell gives back exactly the argv we meant. Inside '…' every byte is literal except
  * the quote itself, written as '\'' (close, escaped quote, reopen). NUL cannot cross (C strings).
  */
+import { UsageError } from '../../lib/common/errors.js';
+
 export function shQuote(word: string): string {
-  if (word.includes('\0')) throw new Error('a remote argv word cannot contain a NUL byte');
+  if (word.includes('\0')) throw new UsageError('BAD_ARGUMENT', 'a remote argv word cannot contain a NUL byte');
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word; // nothing the shell would change
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -5,6 +5,10 @@
  * the tmux backend runs unchanged on the far side: every tmux call, file write and /proc read is
  * an ssh-wrapped argv whose words are shell-quoted (shell-quote.ts); no caller text is ever
  * interpolated into a remote shell script, only passed as quoted positional words.
+ *
+ * The room (backends/ssh/): this host, shell-quote.ts and remote-launch.ts (the launch policy on
+ * the far side). It imports lib/common, lib/control, lib/policy, the TmuxHost port of
+ * backends/tmux/tmux-host.ts and backends/process's /proc parsing; never the tmux backend itself.
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -13,8 +17,8 @@ import { join } from 'node:path';
 import { TmuxDriveError } from '../../lib/common/errors.js';
 import { listSessionsArgv } from '../../lib/control/tmux-commands.js';
 import { CURATED_PATH } from '../../lib/policy/child-env.js';
-import type { TmuxHost } from '../tmux/tmux-backend.js';
-import type { ProcStat } from '../tmux/process-tree.js';
+import type { TmuxHost } from '../tmux/tmux-host.js';
+import { parseStats, treeOf, type ProcStat } from '../process/process-tree.js';
 import { remoteCommand } from './shell-quote.js';
 
 export interface SshHostConfig {
@@ -65,22 +69,6 @@ export function hostIdOfJournalSocket(localDataDir: string, socketPath: string):
   if (!socketPath.startsWith(prefix)) return undefined;
   const parts = socketPath.slice(prefix.length).split('/');
   return parts.length === 2 ? parts[0] : undefined;
-}
-
-/** Parses concatenated /proc/<pid>/stat lines (comm ends at the last ')' of its line). */
-export function parseStats(text: string): ProcStat[] {
-  const out: ProcStat[] = [];
-  for (const line of text.split('\n')) {
-    const open = line.indexOf(' (');
-    const close = line.lastIndexOf(')');
-    if (open < 0 || close < open) continue;
-    const pid = Number(line.slice(0, open));
-    if (!Number.isInteger(pid) || pid <= 0) continue;
-    const f = line.slice(close + 2).split(' ');
-    const num = (i: number): number => Number(f[i] ?? '0');
-    out.push({ pid, comm: line.slice(open + 2, close), state: f[0] ?? '?', ppid: num(1), pgrp: num(2), tpgid: num(5), cpuTicks: num(11) + num(12), startTicks: num(19) });
-  }
-  return out;
 }
 
 /** Fixed remote scripts (never built from caller text; values arrive as quoted positional words). */
@@ -249,18 +237,7 @@ export class SshHost implements TmuxHost {
   }
 
   async processTree(root: number): Promise<ProcStat[]> {
-    const all = await this.stats();
-    const byParent = new Map<number, ProcStat[]>();
-    for (const st of all) byParent.set(st.ppid, [...(byParent.get(st.ppid) ?? []), st]);
-    const rootStat = all.find((s) => s.pid === root);
-    if (!rootStat) return [];
-    const out: ProcStat[] = [];
-    const stack = [rootStat];
-    for (let st = stack.pop(); st; st = stack.pop()) {
-      if (st.state !== 'Z') out.push(st);
-      stack.push(...(byParent.get(st.pid) ?? []));
-    }
-    return out;
+    return treeOf(await this.stats(), root);
   }
 
   async alive(pids: readonly number[]): Promise<number[]> {

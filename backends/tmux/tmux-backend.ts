@@ -1,122 +1,50 @@
 /**
  * The default backend: one detached tmux server per drive, driven through one control client.
- * Owns the resync protocol (reference §5): a batch of state + captures whose replies bracket the
- * pane output exactly, so the mirror is rebuilt without a gap or an overlap.
+ * The room (backends/tmux/):
+ *   tmux-backend.ts      this facade: launch/attach, event routing, input, resize, signals, kill
+ *   tmux-host.ts         where tmux runs (TmuxHost: this machine, or ssh) and runTmux
+ *   control-client.ts    one `tmux -C` client over pipes (lib/control's parser and queue)
+ *   attach-handshake.ts  what a new client does before its first resync
+ *   pane-resync.ts       captures, resyncs and fidelity grids, one at a time (reference §5)
+ *   capture-gate.ts      pane output around a capture in flight (pure)
+ *   pane-exit.ts         the program's exit status, once the pane is dead
+ *   launch-leftovers.ts  what a dead host's launch left on this machine
+ * It may import lib/common, lib/control, lib/session/backend.ts (the port it implements) and
+ * backends/process; never lib/session's other rooms, lib/driver, journal/ or another backend.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
-import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../lib/common/clock.js';
-import type { BackendListener, DriveBackend, ExitInfo, SignalName, VisibleGrid } from '../../lib/session/backend.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ClosedError, TmuxDriveError } from '../../lib/common/errors.js';
+import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
-import type { Reply } from '../../lib/control/command-queue.js';
-import { isWindowId, type WindowId } from '../../lib/control/ids.js';
-import { paneSnapshot, visibleScreen, type SnapshotBatch } from '../../lib/control/pane-snapshot.js';
 import {
   PANE_DIED_MARKER,
-  PASTE_BUFFER,
   cancelPaneMode,
-  deleteBuffer,
   displayMessage,
   encodeSendKeys,
   encodeSendText,
-  isStartServerArgv,
   killServer,
   killServerArgv,
-  listClients,
   operatorAttachArgv,
   pasteText,
-  refreshClientPauseAfter,
-  refreshClientSubscribe,
   resizeWindow,
-  runShellTrue,
   serverConfig,
   startServerArgv,
-  type TmuxCommand,
 } from '../../lib/control/tmux-commands.js';
-import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture } from '../../lib/emulator/rebuild.js';
-import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/common/errors.js';
-import { ControlClient, TMUX_CWD, type TmuxRun } from './control-client.js';
-import { isAlive, findProcesses, processTree, signalAll, type ProcStat } from './process-tree.js';
+import type { BackendListener, DriveBackend, SignalName, VisibleGrid } from '../../lib/session/backend.js';
+import { signalForeground } from '../process/signal-foreground.js';
+import { waitGone } from '../process/wait-gone.js';
+import { DEAD_SUBSCRIPTION, attachHandshake } from './attach-handshake.js';
+import { ControlClient } from './control-client.js';
+import { readPaneExit } from './pane-exit.js';
+import { PaneResync } from './pane-resync.js';
+import { MAX_SOCKET_PATH, hostOf, hostProcesses, runTmux, socketPathFor, type TmuxHost, type TmuxTarget } from './tmux-host.js';
 
-/** Unix socket paths are limited to 108 bytes including the NUL (sun_path). */
-const MAX_SOCKET_PATH = 107;
-/** tmux pauses a pane for us once its output has waited this many seconds (pause-after). */
-const PAUSE_AFTER_SECONDS = 5;
-/** Above this size, or with a newline, 'auto' text goes through the paste buffer. */
-const PASTE_THRESHOLD_CHARS = 4096;
-/** The subscription that reports the pane's death (see connect()). */
-const DEAD_SUBSCRIPTION = 'td-dead';
-/** Wrappers the launch may put between the pane and the program (not the program's own processes). */
-const WRAPPER_COMMS: ReadonlySet<string> = new Set(['bwrap']);
 /** Control-client incidents after which its stream is not trusted: the channel is replaced. */
 const UNTRUSTED_STREAM: ReadonlySet<string> = new Set(['framing-mismatch', 'orphan-end']);
 /** A paste's deadline grows with its size: tmux 3.3a lexed a 1 MB command line in ~0.5 s here. */
 const PASTE_MS_PER_KCHAR = 10;
-
-const INFO_FORMAT = ['pid', 'pane_id', 'pane_pid', 'pane_in_mode', 'window_id', 'client_name'].map((v) => `#{${v}}`).join('\t');
-const CLIENTS_FORMAT = '#{client_control_mode}\t#{client_pid}\t#{client_name}';
-const DEAD_FORMAT = '#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}';
-const CURSOR_FORMAT = '#{cursor_x}\t#{cursor_y}';
-
-const SIGNALS: Record<SignalName, NodeJS.Signals> = { interrupt: 'SIGINT', terminate: 'SIGTERM', kill: 'SIGKILL', hangup: 'SIGHUP' };
-
-export interface TmuxTarget {
-  readonly tmuxPath: string;
-  /** Directory of the drive sockets, 0700. */
-  readonly socketDir: string;
-  /** The session name; also the socket's stem. */
-  readonly name: string;
-  readonly clock: Clock;
-  /** Deadline for every tmux call. */
-  readonly timeoutMs: number;
-  /** The environment tmux itself runs with (curated: tmux copies it into every pane). */
-  readonly env: Readonly<Record<string, string>>;
-  /** Where tmux runs (the command runner): absent, this machine; backends/ssh gives a remote one. */
-  readonly host?: TmuxHost;
-}
-
-/**
- * The machine a drive's tmux server runs on: how tmux is run there and the few file and process
- * operations the backend needs. Local is this machine (fs, /proc, signals); remote is ssh.
- */
-export interface TmuxHost {
-  readonly remote: boolean;
-  /** The command that runs `tmux <args>` there with exactly `env` as tmux's environment. */
-  tmuxCommand(args: readonly string[], env: Readonly<Record<string, string>>): TmuxRun;
-  /** True when a tmux server answers on the socket (a refused or missing socket is not alive). */
-  socketAnswers(socket: string, timeoutMs: number): Promise<boolean>;
-  /** Creates the directory (0700) and its parents. */
-  prepareDir(dir: string): Promise<void>;
-  /** Writes a private (0600) file. */
-  writeFile(path: string, content: string): Promise<void>;
-  removeFile(path: string): Promise<void>;
-  /** The live (non-zombie) processes of the tree rooted at `root`, root first. */
-  processTree(root: number): Promise<ProcStat[]>;
-  /** The pids of `pids` still alive. */
-  alive(pids: readonly number[]): Promise<number[]>;
-  signal(pids: readonly number[], signal: NodeJS.Signals): Promise<void>;
-  /** The operator's terminal command that attaches `tmux <args>`. */
-  attachCommand(tmuxArgs: readonly string[]): string[];
-}
-
-/** This machine. */
-export function localTmuxHost(tmuxPath: string): TmuxHost {
-  return {
-    remote: false,
-    tmuxCommand: (args, env) => ({ file: tmuxPath, args: [...args], env: { ...env }, cwd: TMUX_CWD }),
-    socketAnswers: async (socket, timeoutMs) => existsSync(socket) && socketAnswers(socket, timeoutMs),
-    prepareDir: async (dir) => void mkdirSync(dir, { recursive: true, mode: 0o700 }),
-    writeFile: async (path, content) => writeFileSync(path, content, { mode: 0o600 }),
-    removeFile: async (path) => rmSync(path, { force: true }),
-    processTree: async (root) => processTree(root),
-    alive: async (pids) => pids.filter(isAlive),
-    signal: async (pids, signal) => signalAll(pids, signal),
-    attachCommand: (tmuxArgs) => [tmuxPath, ...tmuxArgs],
-  };
-}
 
 export interface TmuxLaunch extends TmuxTarget {
   readonly cols: number;
@@ -124,83 +52,6 @@ export interface TmuxLaunch extends TmuxTarget {
   readonly scrollback: number;
   /** The pane's argv; it enters the working directory itself (tmux's `-c` is format-expanded). */
   readonly argv: readonly string[];
-}
-
-/**
- * Where pane output goes relative to a capture in flight. Output before the capture's block is
- * inside the capture (reference §5); output after it continues it.
- */
-type StreamPhase =
-  | { readonly kind: 'live' }
-  /** Until reply number `reply` arrives: drop output (a resync: the capture has it) or pass it on (a fidelity check). */
-  | { readonly kind: 'until-reply'; readonly reply: number; readonly before: 'drop' | 'pass' }
-  /** After the capture: hold output until the mirror is rebuilt or compared. */
-  | { readonly kind: 'hold'; readonly held: Uint8Array[] };
-
-export function socketPathFor(socketDir: string, name: string): string {
-  return join(socketDir, `${name}.sock`);
-}
-
-function hostOf(target: TmuxTarget): TmuxHost {
-  return target.host ?? localTmuxHost(target.tmuxPath);
-}
-
-function runTmux(target: TmuxTarget, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const run = hostOf(target).tmuxCommand(args, target.env);
-  return new Promise((resolve, reject) => {
-    execFile(run.file, [...run.args], { env: { ...run.env }, timeout: target.timeoutMs, killSignal: 'SIGKILL', ...(run.cwd === undefined ? {} : { cwd: run.cwd }) }, (err, stdout, stderr) => {
-      if (!err) return resolve({ stdout, stderr });
-      const e = err as NodeJS.ErrnoException & { killed?: boolean };
-      if (e.code === 'ENOENT') reject(new TmuxDriveError('TMUX_NOT_FOUND', `tmux not found at ${target.tmuxPath}: install it (apt-get install tmux)`));
-      else if (e.killed) reject(new TmuxTimeoutError(`tmux ${args.join(' ')}`, target.timeoutMs));
-      else reject(new TmuxDriveError('TMUX_START_FAILED', `tmux failed: ${String(stderr).trim() || e.message}`, { args }));
-    });
-  });
-}
-
-/** True when a tmux server answers on the socket (a refused or missing socket is not alive). */
-export function socketAnswers(path: string, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect(path);
-    const done = (alive: boolean): void => {
-      clearTimeout(timer);
-      sock.destroy();
-      resolve(alive);
-    };
-    const timer = setTimeout(() => done(true), timeoutMs); // connected but silent: something holds it
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
-  });
-}
-
-/**
- * Ends what a launch interrupted by a host crash left behind: tmux processes naming the socket
- * (the `start-server` client and the server it forked, still starting), their trees, the socket and
- * the generated config. Returns true when there was something to end.
- */
-export function endUnfinishedLaunch(socket: string, name: string): boolean {
-  const owners = findProcesses((cmdline) => isStartServerArgv(cmdline.split('\0'), socket));
-  const pids = owners.flatMap((pid) => processTree(pid).map((p) => p.pid));
-  signalAll(pids, 'SIGKILL');
-  rmSync(socket, { force: true });
-  const dir = dirname(socket);
-  for (const f of readdirSync(dir)) if (f.startsWith(`.${name}.`) && f.endsWith('.conf')) rmSync(join(dir, f), { force: true });
-  return pids.length > 0;
-}
-
-/** How versions before the set-buffer paste named their paste files (`.td-<12 hex>`, typed text). */
-const LEGACY_PASTE_FILE = /^\.td-[0-9a-f]{12}$/;
-
-/**
- * Removes the paste files an older version left when its host died mid-paste: they hold typed text
- * unredacted. Pastes no longer touch the disk; this sweeps what an upgrade finds.
- */
-export function removeLegacyPasteFiles(socketDir: string): void {
-  for (const name of readdirSync(socketDir)) if (LEGACY_PASTE_FILE.test(name)) rmSync(join(socketDir, name), { force: true });
-}
-
-function replyText(reply: Reply): string {
-  return reply.text();
 }
 
 export class TmuxBackend implements DriveBackend {
@@ -211,17 +62,12 @@ export class TmuxBackend implements DriveBackend {
   private pane: PaneId = '%0';
   private serverPid = -1;
   private pid: number | undefined;
-  private repliesSeen = 0;
-  private phase: StreamPhase = { kind: 'live' };
+  /** Pane output reaches the listener through it; it owns captures and resyncs. */
+  private readonly sync: PaneResync;
   private readonly operatorClients = new Set<string>();
-  /** The capture in flight, if any (see serial()). */
-  private captures: Promise<unknown> = Promise.resolve();
-  private paused = false;
   private inMode = false;
   private exited = false;
   private ending = false;
-  /** True once a resync has completed: from then on every pane byte reaches the listener. */
-  private followed = false;
   /** Counts control clients: events and closes of a replaced one are ignored. */
   private generation = 0;
   /** The channel is being replaced after a framing anomaly. */
@@ -232,6 +78,15 @@ export class TmuxBackend implements DriveBackend {
   private constructor(private readonly target: TmuxTarget, private readonly listener: BackendListener) {
     this.socket = socketPathFor(target.socketDir, target.name);
     this.host = hostOf(target);
+    this.sync = new PaneResync({
+      drive: target.name,
+      client: () => this.live,
+      pane: () => this.pane,
+      listener,
+      paneDead: () => {
+        if (!this.exited) void this.readExit();
+      },
+    });
   }
 
   /** Starts a new detached server running `argv` and attaches to it. */
@@ -290,37 +145,24 @@ export class TmuxBackend implements DriveBackend {
     });
     this.client = client;
     try {
-      await client.command(refreshClientPauseAfter(PAUSE_AFTER_SECONDS));
-      const info = replyText(await client.command(displayMessage(this.target.name, INFO_FORMAT))).split('\t');
-      this.serverPid = Number(info[0]);
-      this.pane = (info[1] ?? '%0') as PaneId;
-      this.pid = Number(info[2]) || undefined;
-      const windowId: WindowId = info[4] !== undefined && isWindowId(info[4]) ? info[4] : '@0';
-      // The pane-died hook's line reaches control clients only sometimes in tmux 3.3a (16 of 20
-      // runs here) and a pane subscription never reported; a window subscription on pane_dead did,
-      // 10 of 10. tmux checks subscriptions once a second, so an exit is seen within ~1 s at worst.
-      await client.command(refreshClientSubscribe(DEAD_SUBSCRIPTION, windowId, '#{pane_dead}'));
-      // A paste cut short by a host that died holds typed text in tmux's memory: never left there.
-      await client.command(deleteBuffer(PASTE_BUFFER));
-      const clients = replyText(await client.command(listClients(CLIENTS_FORMAT))).split('\n');
-      const stale: number[] = [];
-      for (const [control, pid, name] of clients.map((line) => line.split('\t'))) {
-        if (control === '0' && name) this.operatorClients.add(name);
-        // A dead host's `tmux -C` stays attached in 3.3a and freezes the pane (reference §7); it
-        // is ended by pid, the only way that works (detach-client does not).
-        else if (endStale && control === '1' && name !== info[5] && Number(pid) > 0) stale.push(Number(pid));
-      }
-      if (stale.length > 0) {
-        this.listener.incident('stale_control_clients', { count: stale.length });
-        await this.host.signal(stale, 'SIGTERM');
-        await this.waitGone(stale, 'SIGKILL');
-      }
-      if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
-      if (info[3] === '1') {
-        // tmux 3.3a puts the pane into view-mode on a config error (no %config-error until 3.4).
-        this.listener.incident('pane_in_mode_at_attach', { pane: this.pane });
-        await client.command(cancelPaneMode(this.pane));
-      }
+      await attachHandshake({
+        client,
+        session: this.target.name,
+        host,
+        clock: this.target.clock,
+        timeoutMs: this.target.timeoutMs,
+        endStale,
+        identified: (attached) => {
+          this.serverPid = attached.serverPid;
+          this.pane = attached.pane;
+          this.pid = attached.pid;
+        },
+        incident: (code, detail) => this.listener.incident(code, detail),
+        operatorsFound: (names) => {
+          for (const name of names) this.operatorClients.add(name);
+          if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
+        },
+      });
       await this.resync('attach');
     } catch (err) {
       client.terminate();
@@ -335,22 +177,15 @@ export class TmuxBackend implements DriveBackend {
 
   private onEvent(event: ControlEvent): void {
     switch (event.kind) {
-      case 'output': {
-        if (event.pane !== this.pane) return;
-        const phase = this.phase;
-        if (phase.kind === 'hold') phase.held.push(event.data);
-        else if (phase.kind === 'live' || phase.before === 'pass') this.listener.output(event.data);
+      case 'output':
+        if (event.pane === this.pane) this.sync.output(event.data);
         return;
-      }
-      case 'reply': {
-        this.repliesSeen += 1;
-        const phase = this.phase;
-        if (phase.kind === 'until-reply' && this.repliesSeen === phase.reply) this.phase = { kind: 'hold', held: [] };
+      case 'reply':
+        this.sync.replyEnded();
         return;
-      }
       case 'notification':
         if (event.name === 'pause' && event.pane === this.pane) {
-          this.paused = true;
+          this.sync.pause();
           void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
         } else if (event.name === 'subscription-changed' && event.subscription === DEAD_SUBSCRIPTION && event.value === '1') {
           void this.readExit();
@@ -406,8 +241,7 @@ export class TmuxBackend implements DriveBackend {
       this.client = undefined;
       this.generation += 1; // the old client's close is not a loss
       old?.terminate();
-      this.paused = false;
-      this.followed = false; // the new stream does not continue the old one
+      this.sync.restart();
       try {
         await this.connect();
       } catch (err) {
@@ -421,7 +255,7 @@ export class TmuxBackend implements DriveBackend {
 
   private async refreshMode(): Promise<void> {
     try {
-      this.inMode = replyText(await this.live.command(displayMessage(this.pane, '#{pane_in_mode}'))) === '1';
+      this.inMode = (await this.live.command(displayMessage(this.pane, '#{pane_in_mode}'))).text() === '1';
     } catch {
       /* the session is ending */
     }
@@ -430,145 +264,33 @@ export class TmuxBackend implements DriveBackend {
   private async readExit(): Promise<void> {
     if (this.exited) return;
     try {
-      const query = displayMessage(this.pane, DEAD_FORMAT);
-      let [dead, status, signal] = replyText(await this.live.command(query)).split('\t');
-      if (dead !== '1' || this.exited) return;
-      this.exited = true;
-      // pane_dead is the pty's EOF; the status comes with SIGCHLD, which tmux 3.3a may handle a
-      // moment later, or miss (seen here under load: the pane's process a zombie of the server,
-      // never reaped): a job's exit makes tmux reap every exited child. Ask again, briefly.
-      if (!status && !signal) await this.live.command(runShellTrue(this.pane)).catch(() => undefined);
-      for (let delay = 5; !status && !signal && delay <= 320; delay *= 2) {
-        await new Promise<void>((resolve) => this.target.clock.after(delay, resolve));
-        [, status, signal] = replyText(await this.live.command(query)).split('\t');
-      }
+      const info = await readPaneExit(
+        async (command) => (await this.live.command(command)).text(),
+        this.pane,
+        this.target.clock,
+        () => !this.exited && (this.exited = true),
+      );
+      if (!info) return;
       // tmux 3.3a discards pane output not yet written to a control client when the pane dies
       // (seen here: a program's last line, printed just before exit, never came as %output under
       // load), but its grid has it: take the final screen from tmux before reporting the exit.
-      await this.resyncAfter([], 'exit').catch(() => undefined);
-      const info: ExitInfo = { code: status ? Number(status) : null, signal: signal ? Number(signal) : null };
+      await this.sync.resync([], 'exit').catch(() => undefined);
       this.listener.exit(info);
     } catch {
       /* the server went away: onClosed reports it */
     }
   }
 
-  async capture(): Promise<PaneCapture> {
-    const batch = this.snapshotBatch([], false);
-    return this.toCapture(batch, await this.live.batch(batch.commands));
+  capture(): Promise<PaneCapture> {
+    return this.sync.capture();
   }
 
-  private snapshotBatch(prefix: readonly TmuxCommand[], withContinue: boolean) {
-    return paneSnapshot(this.pane, PANE_STATE_FORMAT, { prefix, withContinue });
-  }
-
-  private toCapture(batch: ReturnType<TmuxBackend['snapshotBatch']>, replies: readonly Reply[]): PaneCapture {
-    let parts;
-    try {
-      parts = batch.read(replies);
-    } catch (err) {
-      throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete capture batch', {}, { cause: err });
-    }
-    const state = parsePaneState(parts.state);
-    const alt = parts.alternateSaved;
-    return {
-      cols: state.paneWidth,
-      rows: state.paneHeight,
-      main: parts.main,
-      alternateSaved: state.alternateOn && alt.length > 0 ? alt : undefined,
-      pending: parts.pending,
-      state,
-    };
-  }
-
-  /**
-   * Runs a snapshot batch, steering pane output around its capture (`batch.captureAt`); `use` runs
-   * with the replies while later output is still held, then it is released.
-   */
-  private async bracketed<B, T>(batch: SnapshotBatch<B>, before: 'drop' | 'pass', use: (replies: Reply[]) => T | Promise<T>): Promise<T> {
-    const client = this.live;
-    if (this.phase.kind !== 'live') throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'a capture is already in flight', { name: this.target.name });
-    // Replies to commands already in flight (timed-out ones included) come first.
-    this.phase = { kind: 'until-reply', reply: this.repliesSeen + client.outstanding + batch.captureAt, before };
-    let replies: Reply[];
-    try {
-      replies = await client.batch(batch.commands);
-    } catch (err) {
-      this.release();
-      throw err;
-    }
-    try {
-      return await use(replies);
-    } finally {
-      this.release();
-    }
-  }
-
-  private release(): void {
-    const phase = this.phase;
-    this.phase = { kind: 'live' };
-    if (phase.kind === 'hold') for (const data of phase.held) this.listener.output(data);
-  }
-
-  async resync(reason: string): Promise<void> {
-    await this.resyncAfter([], reason);
-  }
-
-  /**
-   * A resync batch, optionally preceded by commands that change the pane (they run in the same
-   * batch, so the capture shows their effect and nothing the program did afterwards).
-   *
-   * Once the stream has been followed since attach, output before the capture is passed on, not
-   * dropped: the capture supersedes its cells, but the mirror's parser must see it to know the
-   * SGR pen, charsets and saved cursor the program continues from, which tmux 3.3a cannot report
-   * (`PaneCapture.continuous`). After a %pause tmux has discarded output, so nothing carries.
-   */
-  private resyncAfter(prefix: readonly TmuxCommand[], reason: string): Promise<void> {
-    return this.serial(() => this.resyncNow(prefix, reason));
-  }
-
-  /** Captures run one at a time: a %pause during a resize waits for it, then consumes the pause. */
-  private serial<T>(run: () => Promise<T>): Promise<T> {
-    const next = this.captures.then(run);
-    this.captures = next.catch(() => undefined);
-    return next;
-  }
-
-  private async resyncNow(prefix: readonly TmuxCommand[], reason: string): Promise<void> {
-    const withContinue = this.paused;
-    this.paused = false;
-    const continuous = this.followed && !withContinue;
-    const batch = this.snapshotBatch(prefix, withContinue);
-    let capture: PaneCapture;
-    try {
-      capture = await this.bracketed(batch, continuous ? 'pass' : 'drop', (replies) => {
-        const c: PaneCapture = { ...this.toCapture(batch, replies), continuous };
-        this.listener.resync(c, reason);
-        return c;
-      });
-    } catch (err) {
-      if (withContinue) this.paused = true; // the continue did not run: the next resync must send it
-      throw err;
-    }
-    this.followed = true;
-    if (capture.state.paneDead && !this.exited && reason !== 'exit') void this.readExit();
+  resync(reason: string): Promise<void> {
+    return this.sync.resync([], reason);
   }
 
   compareGrid<T>(compare: (grid: VisibleGrid) => T | Promise<T>): Promise<T> {
-    // Output after the grid's reply is held until the comparison is done: both sides show one moment.
-    return this.serial(() => {
-      const batch = visibleScreen(this.pane, CURSOR_FORMAT);
-      return this.bracketed(batch, 'pass', (replies) => {
-        let parts;
-        try {
-          parts = batch.read(replies);
-        } catch (err) {
-          throw new TmuxDriveError('TMUX_COMMAND_FAILED', 'incomplete grid batch', {}, { cause: err });
-        }
-        const [x, y] = parts.cursor.split('\t').map(Number);
-        return compare({ capture: parts.capture, cursor: { x: x ?? 0, y: y ?? 0 } });
-      });
-    });
+    return this.sync.compareGrid(compare);
   }
 
   private async leaveMode(): Promise<void> {
@@ -607,18 +329,14 @@ export class TmuxBackend implements DriveBackend {
    * program's whole redraw arrives after it, to be replayed onto the rebuilt mirror.
    */
   async resize(cols: number, rows: number): Promise<void> {
-    await this.resyncAfter([resizeWindow(this.target.name, cols, rows)], 'resize');
+    await this.sync.resync([resizeWindow(this.target.name, cols, rows)], 'resize');
   }
 
   /** Signals go to the pane's foreground process group, as a keyboard would, never to wrappers. */
   async signal(name: SignalName): Promise<void> {
     const root = this.pid;
     if (root === undefined || this.exited) throw new TmuxDriveError('SESSION_EXITED', `drive ${this.target.name} has no running program to signal`);
-    const all = await this.host.processTree(root);
-    const foreground = all[0]?.tpgid; // the tty's foreground process group, as the host numbers it
-    const tree = all.filter((p) => !WRAPPER_COMMS.has(p.comm));
-    const fg = tree.filter((p) => p.pgrp === foreground);
-    await this.host.signal((fg.length > 0 ? fg : tree).map((p) => p.pid), SIGNALS[name]);
+    await signalForeground(await this.host.processTree(root), name, (pids, signal) => this.host.signal(pids, signal));
   }
 
   /** A pid of this machine (activity sampling reads the local /proc): none for a remote drive. */
@@ -652,10 +370,10 @@ export class TmuxBackend implements DriveBackend {
     } else if (this.host.remote || existsSync(this.socket)) {
       await runTmux(this.target, killServerArgv(this.socket)).catch(() => undefined);
     }
-    const serverGone = await this.waitGone([this.serverPid].filter((p) => p > 0), 'SIGKILL');
+    const serverGone = await this.waitGone([this.serverPid].filter((p) => p > 0));
     // Programs that daemonize leave children behind a dead server: end the whole recorded tree.
     await this.host.signal(tree, 'SIGKILL');
-    const treeGone = await this.waitGone(tree, 'SIGKILL');
+    const treeGone = await this.waitGone(tree);
     await this.host.removeFile(this.socket);
     if (!serverGone || !treeGone) {
       throw new TmuxDriveError('KILL_UNVERIFIED', `drive ${this.target.name} did not end: processes still alive`, {
@@ -664,23 +382,9 @@ export class TmuxBackend implements DriveBackend {
     }
   }
 
-  /** Waits (bounded, with backoff) until every pid is gone; escalates to `signal` halfway. */
-  private async waitGone(pids: number[], signal: NodeJS.Signals): Promise<boolean> {
-    const deadline = this.target.clock.now() + this.target.timeoutMs;
-    let delay = 2;
-    let escalated = false;
-    for (;;) {
-      const alive = pids.length === 0 ? [] : await this.host.alive(pids);
-      if (alive.length === 0) return true;
-      const now = this.target.clock.now();
-      if (now >= deadline) return false;
-      if (!escalated && now >= deadline - this.target.timeoutMs / 2) {
-        await this.host.signal(alive, signal);
-        escalated = true;
-      }
-      await this.sleep(delay);
-      delay = Math.min(delay * 2, 100);
-    }
+  /** Waits (bounded, with backoff) until every pid is gone; SIGKILLs survivors halfway. */
+  private waitGone(pids: number[]): Promise<boolean> {
+    return waitGone(pids, hostProcesses(this.host), { clock: this.target.clock, timeoutMs: this.target.timeoutMs, escalation: 'SIGKILL' });
   }
 
   private sleep(ms: number): Promise<void> {

@@ -5,8 +5,11 @@
  *
  * Guarantees (see docs/protocol.md):
  * - A `%begin t n f` block ends ONLY on the exact `%end t n f` / `%error t n f` line. Reply lines
- *   are raw (unescaped) and may imitate anything, other guards included, so they are never
- *   interpreted, with one exception below.
+ *   are raw (unescaped) and may imitate anything, so every line inside a block is content: another
+ *   block's guard, `%begin`, `%output %N …` and `%exit` included (a block never gives them up: a
+ *   screen can show them, and a program must not inject pane bytes or end the stream that way).
+ *   The one exception is below. tmux 3.3a writes pane output and `%exit` between commands; a real
+ *   `%exit` inside a block is followed by EOF, and `end()` reports the open block.
  * - The guard alone is guessable (a clock second, a server-wide counter), so a block whose content
  *   is pane text is framed by its size, known before it arrives (`BlockFraming`): the guard closes
  *   it only where that content ends, and must come exactly there. Anything else is a
@@ -81,7 +84,7 @@ export type IncidentCode =
   | 'malformed-line'
   /** `%end`/`%error` with no block open. */
   | 'orphan-end'
-  /** A block cut short by `%exit` or by the end of the stream; `line` is its `%begin`. */
+  /** A block still open when the stream ended (a `%exit` inside it was content); `line` is its `%begin`. */
   | 'unterminated-block'
   /** A line over the length cap; `line` holds its first bytes. */
   | 'line-too-long'

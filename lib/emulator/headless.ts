@@ -5,7 +5,8 @@
  */
 import xtermHeadless from '@xterm/headless';
 import serializeModule from '@xterm/addon-serialize';
-import { installTmuxScreen, type TmuxAlternateSave, type TmuxSavedState, type TmuxScreen } from './tmux-screen.js';
+import { installTmuxScreen } from './screen/install-tmux-screen.js';
+import type { TmuxAlternateSave, TmuxSavedState, TmuxScreen } from './screen/tmux-screen.js';
 
 // All three packages are CommonJS: a named ESM import fails at runtime, the default import works.
 const { Terminal } = xtermHeadless;

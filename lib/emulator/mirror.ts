@@ -14,8 +14,13 @@ import { ClosedError } from '../common/errors.js';
 import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type CursorState } from './cell-grid.js';
 import { Fnv1a64 } from '../common/fnv1a64.js';
 import { createTerminal, type CreatedTerminal, type EmulatorLog, type ParserState } from './headless.js';
-import { rebuildInto, type PaneCapture } from './rebuild.js';
-import { TmuxInputFilter } from './tmux-input-filter.js';
+import type { PaneCapture } from '../control/pane-capture.js';
+import { rebuildInto } from './rebuild.js';
+import { TmuxInputFilter } from './input/tmux-input-filter.js';
+import { rateLimitedLog, type IncidentSink } from './rate-limited-log.js';
+import { takeSnapshot, type ScreenSnapshot, type SnapshotOptions } from './screen-snapshot.js';
+
+export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions } from './screen-snapshot.js';
 
 export interface MirrorOptions {
   readonly cols: number;
@@ -28,37 +33,8 @@ export interface MirrorOptions {
    * Something the owner should record: the emulator's own log lines (`emulator_log`, counted and
    * reported at the 1st, 10th, 100th… occurrence of each message, so a flood costs a handful).
    */
-  readonly onIncident?: (code: string, detail: Record<string, unknown>) => void;
+  readonly onIncident?: IncidentSink;
 }
-
-export type SnapshotFormat = 'text' | 'ansi' | 'html';
-
-export interface SnapshotOptions {
-  readonly format: SnapshotFormat;
-  /** History rows to include above the screen; default 0. */
-  readonly scrollback?: number | 'all';
-}
-
-export interface ScreenSnapshot {
-  readonly content: string;
-  readonly format: SnapshotFormat;
-  readonly cols: number;
-  readonly rows: number;
-  readonly cursor: CursorState;
-  readonly alternate: boolean;
-  /** Text of the visible rows, right-trimmed. */
-  readonly lines: readonly string[];
-  /** History rows included in `content` above the screen. */
-  readonly scrollbackLines: number;
-  /**
-   * text and html: how each row of `content` follows the row above it: a new line, a soft wrap at
-   * the right margin (the same line goes on), or a soft wrap after blank cells (which a text row,
-   * right-trimmed, leaves out). ansi: empty (the serialized stream carries its wraps itself).
-   */
-  readonly rowBreaks: readonly RowBreak[];
-}
-
-export type RowBreak = 'line' | 'wrap' | 'wrap-after-blank';
 
 const MiB = 1024 * 1024;
 /** Above this backlog the owner should stop reading the pane (needsDrain turns true). */
@@ -272,45 +248,7 @@ export class Mirror {
   }
 
   snapshot(options: SnapshotOptions): ScreenSnapshot {
-    const { term, serializer } = this.#open();
-    const active = term.buffer.active;
-    const lines: string[] = [];
-    for (let y = 0; y < term.rows; y++) lines.push(rowText(active, active.baseY + y));
-    const wanted = (available: number): number => (options.scrollback === 'all' ? available : Math.max(0, Math.min(options.scrollback ?? 0, available)));
-    let content: string;
-    let scrollbackLines: number;
-    let rowBreaks: RowBreak[] = [];
-    const breaksOf = (from: number, count: number): RowBreak[] =>
-      Array.from({ length: count }, (_, i): RowBreak => {
-        if (!(active.getLine(from + i)?.isWrapped ?? false)) return 'line';
-        const last = active.getLine(from + i - 1)?.getCell(term.cols - 1);
-        const ch = last?.getChars() ?? '';
-        return (ch === '' || ch === ' ') && last?.getWidth() !== 0 ? 'wrap-after-blank' : 'wrap';
-      });
-    switch (options.format) {
-      case 'text': {
-        scrollbackLines = wanted(active.baseY);
-        const history: string[] = [];
-        for (let y = active.baseY - scrollbackLines; y < active.baseY; y++) history.push(rowText(active, y));
-        content = [...history, ...lines].join('\n');
-        rowBreaks = breaksOf(active.baseY - scrollbackLines, scrollbackLines + term.rows);
-        break;
-      }
-      case 'ansi':
-        // serialize() takes its history from the normal buffer, also while the alternate is active.
-        scrollbackLines = wanted(term.buffer.normal.length - term.rows);
-        content = serializer.serialize({ scrollback: scrollbackLines });
-        break;
-      case 'html': {
-        scrollbackLines = wanted(active.baseY);
-        content = serializer.serializeAsHTML({ scrollback: scrollbackLines });
-        // The rows serializeAsHTML writes: the last `scrollback + rows` lines of the buffer.
-        const count = Math.min(scrollbackLines + term.rows, active.length);
-        rowBreaks = breaksOf(active.length - count, count);
-        break;
-      }
-    }
-    return { content, format: options.format, cols: term.cols, rows: term.rows, cursor: this.cursor, alternate: this.alternate, lines, scrollbackLines, rowBreaks };
+    return takeSnapshot(this.#open(), options, this.cursor, this.alternate);
   }
 
   cells(): CellGrid {
@@ -434,44 +372,6 @@ export class Mirror {
     this.#terminal = createTerminal(cols, rows, this.#scrollback, this.#log);
     old.term.dispose();
   }
-}
-
-/**
- * Each distinct message is reported at its 1st, 10th, 100th… occurrence: a flood of one message
- * costs a handful of incidents, and the count says how big it was.
- */
-export function rateLimitedLog(onIncident: MirrorOptions['onIncident']): EmulatorLog {
-  const counts = new Map<string, number>();
-  return (level, message) => {
-    const key = message.slice(0, 200);
-    const n = (counts.get(key) ?? 0) + 1;
-    if (counts.size < 100 || counts.has(key)) counts.set(key, n);
-    if (onIncident && isPowerOfTen(n)) onIncident('emulator_log', { level, message: key, count: n });
-  };
-}
-
-function isPowerOfTen(n: number): boolean {
-  let p = 1;
-  while (p < n) p *= 10;
-  return p === n;
-}
-
-/**
- * A row's text without trailing blanks, cell by cell: xterm's translateToString steps over the
- * column after a wide character, which tmux can leave holding a character of its own (a wide
- * character at column 0 whose second half was overwritten keeps its first half).
- */
-function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number): string {
-  const line = buffer.getLine(y);
-  if (!line) return '';
-  const cell = buffer.getNullCell();
-  let text = '';
-  for (let x = 0; x < line.length; x++) {
-    line.getCell(x, cell);
-    if (cell.getWidth() === 0) continue;
-    text += cell.getChars() || ' ';
-  }
-  return text.replace(/ +$/, '');
 }
 
 function hashCell(h: Fnv1a64, cell: Cell): void {

@@ -1,34 +1,14 @@
 /**
  * Rebuilds a mirror from a tmux snapshot (reference §5, "How to rebuild the mirror"): content with
  * default modes first, then the alternate screen, scroll region, modes, cursor and the pending
- * bytes of an unfinished escape sequence.
+ * bytes of an unfinished escape sequence. The snapshot arrives parsed (`PaneCapture`, read by
+ * lib/control/pane-capture.ts); the mirror calls this, never the other way round.
  */
 import { ByteBuilder } from './byte-builder.js';
 import { captureReplay, replayable, splitCaptureRows } from './capture-replay.js';
 import { sgrOf, type Cell } from './cell-grid.js';
 import { createTerminal } from './headless.js';
-import type { Mirror } from './mirror.js';
-import type { PaneState } from './pane-state.js';
-
-export { PANE_STATE_FORMAT, parsePaneState, type PaneState } from './pane-state.js';
-
-export interface PaneCapture {
-  readonly cols: number;
-  readonly rows: number;
-  /** `capture-pane -p -e -J -N -S - -E -`: history + visible rows of the current grid, \n-separated, no trailing \n. */
-  readonly main: Uint8Array;
-  /** `capture-pane -p -e -J -N -a -q`: the saved primary screen while alternate_on. */
-  readonly alternateSaved?: Uint8Array | undefined;
-  /** `capture-pane -p -P -C`, octal-decoded: the start of an unfinished escape sequence. */
-  readonly pending: Uint8Array;
-  readonly state: PaneState;
-  /**
-   * True when every pane byte before the capture has been written to the mirror, without a gap
-   * (a resize or a requested resync; not an attach or a resync after %pause). The mirror's parser
-   * then knows what tmux 3.3a cannot report, above all the SGR pen, and the rebuild keeps it.
-   */
-  readonly continuous?: boolean | undefined;
-}
+import type { PaneCapture } from '../control/pane-capture.js';
 
 /** What a rebuild needs from the mirror: a fresh terminal of the capture's size. */
 export interface RebuildTarget {
@@ -154,9 +134,4 @@ function utf8(s: string): Uint8Array {
     else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 0x3f), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f));
   }
   return Uint8Array.from(out);
-}
-
-/** `mirror.rebuild(capture)` as a function, for callers that hold the capture pipeline. */
-export function rebuildMirror(mirror: Mirror, capture: PaneCapture): void {
-  mirror.rebuild(capture);
 }

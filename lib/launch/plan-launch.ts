@@ -1,7 +1,8 @@
 /**
- * The launch policy applied to one create() request: the allow entry, the canonical binary, the
- * arguments, the environment, the workspace and the jail. Everything that widens what a drive can
- * reach comes from the entry (the operator), never from the caller.
+ * The launch policy applied to one create() request on this host: the allow entry, the canonical
+ * binary, the arguments, the environment, the workspace and the jail. Everything that widens what
+ * a drive can reach comes from the entry (the operator), never from the caller. A remote host's
+ * plan is remote-launch.ts.
  */
 import { createHash } from 'node:crypto';
 import { accessSync, constants, lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
@@ -11,25 +12,9 @@ import { PolicyError, UsageError } from '../common/errors.js';
 import type { AllowEntry, DriverConfig, Scope } from '../policy/config-schema.js';
 import { buildChildEnv } from '../policy/child-env.js';
 import { isWithin, paneArgv, sandboxArgv } from '../policy/sandbox.js';
+import { allowedArgs, findEntry, type CreateRequest, type LaunchPlan } from './launch-request.js';
 
-export interface CreateRequest {
-  readonly allowId: string;
-  readonly args?: readonly string[];
-  readonly project?: string;
-  readonly cwd?: string;
-  readonly env?: Readonly<Record<string, string>>;
-}
-
-export interface LaunchPlan {
-  readonly entry: AllowEntry;
-  readonly binary: string;
-  /** The pane's argv: `env` (tmux's variables removed), then bwrap wrapping the program or, unsandboxed, the program in `cwd` (always ≥ 2 words). */
-  readonly argv: string[];
-  readonly env: Record<string, string>;
-  readonly workspace: string;
-  readonly cwd: string;
-  readonly sandboxed: boolean;
-}
+export type { CreateRequest, LaunchPlan } from './launch-request.js';
 
 const PROJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -59,15 +44,6 @@ export interface PlanContext {
   readonly bwrapPath: string | undefined;
 }
 
-export function findEntry(config: DriverConfig, allowId: string): AllowEntry {
-  const entry = config.allow.find((e) => e.id === allowId);
-  if (!entry) {
-    const known = config.allow.map((e) => e.id);
-    throw new PolicyError('NOT_ALLOWED', `"${allowId}" is not on the allowlist${known.length ? ` (allowed: ${known.join(', ')})` : ' (the allowlist is empty: nothing can launch)'}; an operator adds entries under "allow" in the config`, { allowId });
-  }
-  return entry;
-}
-
 export function planLaunch(ctx: PlanContext, req: CreateRequest): LaunchPlan {
   const entry = findEntry(ctx.config, req.allowId);
   let binary: string;
@@ -86,15 +62,7 @@ export function planLaunch(ctx: PlanContext, req: CreateRequest): LaunchPlan {
       throw new PolicyError('HASH_MISMATCH', `${binary} does not match the sha256 pinned by allow entry "${entry.id}": the binary changed; an operator must re-pin it`, { allowId: entry.id, binary });
     }
   }
-  const prefix = entry.match.argsPrefix;
-  if (req.args !== undefined && !Array.isArray(req.args)) throw new UsageError('BAD_ARGUMENT', 'args must be an array of strings without NUL bytes');
-  const args = req.args ? [...req.args] : [...prefix];
-  if (args.some((a) => typeof a !== 'string' || a.includes('\0'))) {
-    throw new UsageError('BAD_ARGUMENT', 'args must be an array of strings without NUL bytes');
-  }
-  if (prefix.some((p, i) => args[i] !== p)) {
-    throw new PolicyError('NOT_ALLOWED', `allow entry "${entry.id}" requires the arguments to start with ${JSON.stringify(prefix)}`, { allowId: entry.id });
-  }
+  const args = allowedArgs(entry, req);
   if (req.project !== undefined && (typeof req.project !== 'string' || !PROJECT_NAME.test(req.project))) {
     throw new UsageError('BAD_ARGUMENT', `project "${String(req.project)}" is not a valid name (letters, digits, ".", "_", "-"; at most 64)`);
   }

@@ -1,6 +1,6 @@
 /**
  * Busy versus hung, from two samples of the pane's process tree (taken by
- * backends/tmux/process-activity.ts): one when output stops, one when `stuckMs` has passed. A
+ * backends/process/process-activity.ts): one when output stops, one when `stuckMs` has passed. A
  * long compile burns CPU (busy), a download moves bytes (busy); a hung program does neither.
  */
 

@@ -4,10 +4,27 @@
  * suggestion cells) is read by column from a `ScreenGrid`, so a wide character never shifts a
  * column the way a JavaScript string index would.
  */
-import type { Cell } from '../emulator/cell-grid.js';
 
-/** The attributes perception reads; the emulator's `Cell` has these and more. */
-export type ScreenCell = Pick<Cell, 'ch' | 'width' | 'fg' | 'bg' | 'fgMode' | 'bgMode' | 'bold' | 'dim' | 'inverse'>;
+/**
+ * The attributes perception reads, declared here so that perception compiles without the
+ * emulator (docs/architecture.md). The emulator's `Cell` has these and more; the session passes
+ * one as the other, and that is where the compiler checks the two agree.
+ */
+export interface ScreenCell {
+  /** The grapheme in the cell; ' ' for a blank cell, '' for the second column of a wide char. */
+  readonly ch: string;
+  readonly width: 0 | 1 | 2;
+  /** Palette index (0–255) or 0xRRGGBB per `fgMode`; -1 when default. */
+  readonly fg: number;
+  readonly bg: number;
+  readonly fgMode: ScreenColorMode;
+  readonly bgMode: ScreenColorMode;
+  readonly bold: boolean;
+  readonly dim: boolean;
+  readonly inverse: boolean;
+}
+
+export type ScreenColorMode = 'default' | 'palette' | 'rgb';
 
 export interface ScreenCursor {
   /** Column; equals `cols` in the pending-wrap state. */

@@ -4,7 +4,7 @@
  */
 import type { Disposable } from '../common/disposable.js';
 import type { ExitInfo } from '../common/exit-info.js';
-import type { PaneCapture } from '../emulator/rebuild.js';
+import type { PaneCapture } from '../control/pane-capture.js';
 
 
 export type SignalName = 'interrupt' | 'terminate' | 'kill' | 'hangup';

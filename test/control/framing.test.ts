@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { CommandQueue, type Reply } from '../../lib/control/command-queue.js';
 import { ControlParser, type BlockFraming, type ControlEvent } from '../../lib/control/parser.js';
 import { SNAPSHOT_BUFFERS, bufferSizeIn, paneSnapshot } from '../../lib/control/pane-snapshot.js';
-import { PANE_STATE_FORMAT } from '../../lib/emulator/pane-state.js';
+import { PANE_STATE_FORMAT } from '../../lib/control/pane-state.js';
 import { ManualClock } from './manual-clock.js';
 import { bytes, showAll } from './transcript.js';
 

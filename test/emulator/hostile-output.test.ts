@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTerminal } from '../../lib/emulator/headless.js';
-import { Mirror, rateLimitedLog } from '../../lib/emulator/mirror.js';
+import { Mirror } from '../../lib/emulator/mirror.js';
+import { rateLimitedLog } from '../../lib/emulator/rate-limited-log.js';
 import { TmuxLab } from '../../tools/tmux-lab.js';
 
 const MiB = 1024 * 1024;

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Mirror } from '../../lib/emulator/mirror.js';
-import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture, type PaneState } from '../../lib/emulator/rebuild.js';
+import type { PaneCapture } from '../../lib/control/pane-capture.js';
+import { parsePaneState, type PaneState } from '../../lib/control/pane-state.js';
+import { FRESH_SHELL } from '../control/pane-state-fixture.js';
 
 const enc = new TextEncoder();
 const bytes = (s: string): Uint8Array => enc.encode(s);
 
-/** A reply line as tmux 3.3a writes it for PANE_STATE_FORMAT (values in field order). */
-const FRESH_SHELL = ['20', '5', '2', '0', '1', '0', '0', '0', '0', '4', '0', '0', '0', '1', '0', '0', '0', '0', '0', '0', '1000', '0', '', '4242', '0', '8,16'].join('\t');
 
 function state(overrides: Partial<PaneState> = {}): PaneState {
   return { ...parsePaneState(FRESH_SHELL), ...overrides };
@@ -21,37 +21,6 @@ function rebuilt(capture: Partial<PaneCapture> & { main: string }, st: PaneState
 }
 afterEach(() => {
   for (const m of mirrors.splice(0)) m.dispose();
-});
-
-describe('pane state formats', () => {
-  it('asks for every field with one TAB-separated format, mouse_all_flag for ?1003', () => {
-    const fields = PANE_STATE_FORMAT.split('\t');
-    expect(fields.every((f) => /^#\{[a-z_]+\}$/.test(f))).toBe(true);
-    expect(fields).toContain('#{mouse_all_flag}');
-    expect(fields).not.toContain('#{mouse_any_flag}');
-    expect(fields.slice(0, 3)).toEqual(['#{pane_width}', '#{pane_height}', '#{cursor_x}']);
-  });
-
-  it('parses a reply into numbers, booleans, null and lists', () => {
-    expect(parsePaneState(`${FRESH_SHELL}\n`)).toMatchObject({
-      paneWidth: 20,
-      paneHeight: 5,
-      cursorX: 2,
-      cursorVisible: true,
-      alternateOn: false,
-      scrollRegionLower: 4,
-      wrap: true,
-      historyLimit: 1000,
-      paneDead: false,
-      paneDeadStatus: null,
-      panePid: 4242,
-      tabs: [8, 16],
-    });
-  });
-
-  it('rejects a reply of another shape with a typed error', () => {
-    expect(() => parsePaneState('80\t24')).toThrow(expect.objectContaining({ code: 'TMUX_COMMAND_FAILED' }));
-  });
 });
 
 describe('rebuild from a snapshot', () => {

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TmuxInputFilter } from '../../lib/emulator/tmux-input-filter.js';
+import { TmuxInputFilter } from '../../lib/emulator/input/tmux-input-filter.js';
 import { caseBytes, outputCase, unescapeBytes } from '../../tools/output-cases.js';
 
 const text = (b: Uint8Array): string => Buffer.from(b).toString('latin1');

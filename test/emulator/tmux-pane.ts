@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeOctal } from '../../lib/control/octal.js';
-import { PANE_STATE_FORMAT, parsePaneState, type PaneCapture, type PaneState } from '../../lib/emulator/rebuild.js';
+import type { PaneCapture } from '../../lib/control/pane-capture.js';
+import { PANE_STATE_FORMAT, parsePaneState, type PaneState } from '../../lib/control/pane-state.js';
 
 const run = promisify(execFile);
 

@@ -4,11 +4,12 @@
  * callers never branch on the backend; only what spawn cannot do (a tmux socket, a fidelity check
  * against tmux's grid) is checked for tmux alone.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, Driver, PolicyError, TmuxDriveError, UsageError } from '../../lib/index.js';
+import { ConfigError, Driver, PolicyError, Session, TmuxDriveError, UsageError } from '../../lib/index.js';
 import { allow, openDriver, processesMentioning, type TestDriver } from '../helpers.js';
 
 const BASH = ['--norc', '--noprofile'];
@@ -117,6 +118,15 @@ describe('typed errors for bad input, with nothing left running', () => {
     await expect(t.driver.create({ allowId: 'bash', shell: true } as never)).rejects.toBeInstanceOf(UsageError);
   });
 
+  it('rejects a name or an objective that is not a string, before anything is journaled', async () => {
+    await expect(t.driver.create({ allowId: 'bash', name: 5 } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    await expect(t.driver.create({ allowId: 'bash', name: { toString: () => 'looks-fine' } } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    const throwing = { toString: () => { throw new Error('not a name'); } };
+    await expect(t.driver.create({ allowId: 'bash', name: throwing } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    await expect(t.driver.create({ allowId: 'bash', objective: { goal: 'x' } } as never)).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+    expect(t.driver.list()).toEqual([]);
+  });
+
   it('rejects unknown key names and bad resize/signal arguments on a live session', async () => {
     const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'keys' });
     await expect(s.sendKeys('Entr')).rejects.toMatchObject({ code: 'UNKNOWN_KEY_NAME' });
@@ -149,6 +159,89 @@ describe('typed errors for bad input, with nothing left running', () => {
 
   it('leaves nothing running after all of the above', () => {
     expect(processesMentioning(t.dataDir)).toEqual([]);
+  });
+});
+
+/**
+ * The sessions a driver makes, caught as it wires each one to the journal (its first `on`): a
+ * create that fails never hands its session out, and these tests must still reach it.
+ */
+function watchSessionsMade(onMade: (session: Session) => void = () => undefined): { made: Session[]; restore(): void } {
+  const made: Session[] = [];
+  const original = Session.prototype.on;
+  const spy = vi.spyOn(Session.prototype, 'on').mockImplementation(function (this: Session, ...args: Parameters<Session['on']>) {
+    if (!made.includes(this)) {
+      made.push(this);
+      onMade(this);
+    }
+    return original.apply(this, args);
+  });
+  return { made, restore: () => spy.mockRestore() };
+}
+
+describe('a create that fails or is overtaken by close()', () => {
+  it('disposes the session of a launch that failed: its mirror is released, the row failed, the name free again', async () => {
+    const t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })]);
+    // A tmux server the journal does not know sits on the drive's socket (started after open, so
+    // not an orphan): the real tmux launch finds it answering and refuses, after the session is made.
+    const socket = join(t.dataDir, 'tmux', 'taken.sock');
+    const watch = watchSessionsMade();
+    try {
+      expect(spawnSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'squatter', '--', 'sleep', '600']).status).toBe(0);
+      const err = await t.driver.create({ allowId: 'bash', args: BASH, name: 'taken' }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'NAME_IN_USE' });
+      expect(watch.made).toHaveLength(1);
+      // A disposed mirror refuses to be read: before the fix it lived on, never to be disposed.
+      expect(() => watch.made[0]!.read()).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED' }));
+      watch.restore();
+      spawnSync('tmux', ['-S', socket, 'kill-server']);
+      expect(t.driver.list()).toEqual([]);
+      expect(t.driver.events('taken').map((e) => e.kind)).toEqual(['create']);
+      // The lease was let go and the failed row is terminal: the name can be used again.
+      const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'taken' });
+      expect((await s.wait({ forText: '$ ', timeoutMs: 10_000 })).outcome).toBe('text');
+      await s.kill();
+    } finally {
+      watch.restore();
+      spawnSync('tmux', ['-S', socket, 'kill-server']);
+      await t.cleanup();
+    }
+  });
+
+  it('a create under way when close() is called finishes first: it rejects with DRIVER_CLOSED, its drive detached for the next host', async () => {
+    const config = { allow: [allow('bash', '/bin/bash', { env: { PS1: '$ ' } })] };
+    const dataDir = mkdtempSync(join(tmpdir(), 'td-'));
+    const driver = await Driver.open({ dataDir, config });
+    let closing: Promise<void> | undefined;
+    // close() is called the moment the session exists, while its tmux server is being started.
+    const watch = watchSessionsMade(() => {
+      closing ??= driver.close();
+    });
+    let next: Driver | undefined;
+    try {
+      const err = await driver.create({ allowId: 'bash', args: BASH, name: 'overtaken' }).catch((e: unknown) => e);
+      watch.restore();
+      expect(closing).toBeDefined();
+      await closing;
+      expect(err).toMatchObject({ code: 'DRIVER_CLOSED' });
+      expect(watch.made).toHaveLength(1);
+      expect(() => watch.made[0]!.read()).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED' }));
+      // Durable: the program runs on, and the next host re-attaches it (one copy, never relaunched).
+      next = await Driver.open({ dataDir, config });
+      expect(next.list()).toEqual([expect.objectContaining({ id: 'overtaken', state: 'live' })]);
+      const s = next.get('overtaken');
+      await s.sendText('echo again-$((40 + 2))', { submit: true });
+      expect((await s.wait({ forText: /^again-42$/m, timeoutMs: 10_000 })).outcome).toBe('text');
+      await s.kill();
+    } finally {
+      watch.restore();
+      await closing?.catch(() => undefined);
+      await next?.close();
+      // The safety net of a failure: whatever is left of the drive is ended.
+      spawnSync('tmux', ['-S', join(dataDir, 'tmux', 'overtaken.sock'), 'kill-server']);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    expect(processesMentioning(dataDir)).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Driver } from '../../lib/index.js';
 import { CONSENT, processesMentioning } from '../helpers.js';
-import { processTree } from '../../backends/tmux/process-tree.js';
+import { processTree } from '../../backends/process/process-tree.js';
 
 /** The bash processes under the drive's tmux server. */
 function drivenBashes(socket: string): number[] {

@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { ADOPTED_ALLOW_ID, Driver, TmuxDriveError } from '../../lib/index.js';
 import { Journal } from '../../journal/journal.js';
 import { validateConfig } from '../../lib/policy/config.js';
-import { socketAnswers } from '../../backends/tmux/tmux-backend.js';
+import { socketAnswers } from '../../backends/tmux/tmux-host.js';
 import { CONSENT, processesMentioning } from '../helpers.js';
 import { ensureBuilt, runCli } from '../cli/dist.js';
 

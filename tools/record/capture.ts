@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Mirror } from '../../lib/emulator/mirror.js';
-import { findProcesses, processTree } from '../../backends/tmux/process-tree.js';
+import { findProcesses, processTree } from '../../backends/process/process-tree.js';
 
 export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));

@@ -15,7 +15,7 @@ import { formatAsciicast, toAsciicast } from '../../lib/session/asciicast.js';
 import type { TranscriptEntry } from '../../lib/session/transcript.js';
 import { compareActivity, type ProcessActivitySample } from '../../lib/perceive/activity.js';
 import type { ScreenSignals } from '../../lib/perceive/classify-screen.js';
-import { sampleProcessActivity } from '../../backends/tmux/process-activity.js';
+import { sampleProcessActivity } from '../../backends/process/process-activity.js';
 import { encodeCells, perceivedCells, type ProcessFacts, type RecordedFrame, type RecordedLabel } from '../fixture-format.js';
 import { paneRoot, replayCells } from './capture.js';
 import type { ObservedPoint, ProcessPoint, RecordingTimeline, TimedLabel } from './recording-format.js';

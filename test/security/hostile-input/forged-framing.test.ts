@@ -167,7 +167,8 @@ describe('a program that prints every guard it could guess', () => {
     expect((await s.wait({ forText: 'line 29', timeoutMs: 15_000 })).outcome).toBe('text');
     const codes: string[] = [];
     s.on('incident', (code) => codes.push(code));
-    const backend = (s as unknown as { backend: { client: { command(c: QueuedCommand): Promise<unknown>; pid: number } } }).backend;
+    // The session's backend lives in its shared drive signals (lib/session/drive-signals.ts).
+    const backend = (s as unknown as { ctx: { signals: { backend: { client: { command(c: QueuedCommand): Promise<unknown>; pid: number } } } } }).ctx.signals.backend;
     const old = backend.client;
     const wrong = old.command({ line: "capture-pane -p -S - -E - -t '%0'", framing: () => ({ kind: 'text', bytes: 3 }) });
     await expect(wrong).rejects.toMatchObject({ code: 'CONTROL_CLOSED' });

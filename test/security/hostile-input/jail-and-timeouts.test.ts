@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TmuxTimeoutError } from '../../../lib/common/errors.js';
-import { findProcesses } from '../../../backends/tmux/process-tree.js';
+import { findProcesses } from '../../../backends/process/process-tree.js';
 import { isStartServerArgv } from '../../../lib/control/tmux-commands.js';
 import { allow, openDriver, type TestDriver } from '../../helpers.js';
 import { BASH_ARGS, BASH_ENTRY, probe, ready, workspaceOf } from '../probe.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Driver } from '../../../lib/index.js';
-import { findProcesses } from '../../../backends/tmux/process-tree.js';
+import { findProcesses } from '../../../backends/process/process-tree.js';
 import { isStartServerArgv } from '../../../lib/control/tmux-commands.js';
 import { ensureBuilt } from '../../cli/dist.js';
 import { CONSENT, processesMentioning } from '../../helpers.js';

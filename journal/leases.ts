@@ -1,0 +1,105 @@
+/**
+ * One drive, one driver (invariant 4): a lease per session with a fencing token that only grows,
+ * held by a process named by its pid and start time. Acquisition is one IMMEDIATE transaction, so
+ * of two hosts racing for a session exactly one wins; a holder that is dead is taken over, with a
+ * lease_takeover incident written in the same transaction.
+ */
+import { LeaseError, type LeaseHolder } from './journal-error.js';
+import { encodeTags } from './machine-values.js';
+import { bootId, isHolderAlive } from './process-identity.js';
+import type { Lease, LeaseInfo } from './records.js';
+import type { Statements } from './statements.js';
+import type { WriteBuffer } from './write-buffer.js';
+
+type Acquired = { readonly token: number; readonly previous?: LeaseHolder } | { readonly refusedBy: LeaseHolder; readonly token: number };
+
+export class Leases {
+  /** Leases this journal instance holds: session id → token. */
+  private readonly held = new Map<string, number>();
+
+  constructor(
+    private readonly q: Statements,
+    private readonly buffer: WriteBuffer,
+    private readonly now: () => number,
+  ) {}
+
+  get holdsAny(): boolean {
+    return this.held.size > 0;
+  }
+
+  /** See Journal.acquireLease (arguments already checked). */
+  acquire(sessionId: string, holder: LeaseHolder): Lease {
+    const mine = this.held.get(sessionId);
+    const outcome = this.buffer.write((): Acquired => {
+      const row = this.q.lease.get(sessionId);
+      const at = this.now();
+      const boot = bootId();
+      if (!row) {
+        this.q.insertLease.run(sessionId, holder.pid, holder.startTime, boot, at);
+        return { token: 1 };
+      }
+      if (row.holder_pid === null || row.holder_start === null) {
+        this.q.takeLease.run(row.token + 1, holder.pid, holder.startTime, boot, at, sessionId);
+        return { token: row.token + 1 };
+      }
+      if (mine === row.token) return { token: mine };
+      const previous = { pid: row.holder_pid, startTime: row.holder_start };
+      const sameBoot = row.holder_boot === null || boot === null || row.holder_boot === boot;
+      if (sameBoot && isHolderAlive(previous)) return { refusedBy: previous, token: row.token };
+      const token = row.token + 1;
+      this.q.takeLease.run(token, holder.pid, holder.startTime, boot, at, sessionId);
+      const sid = this.q.seqOf.get(sessionId)?.sid ?? null;
+      this.q.insertIncident.run(sid, 'lease_takeover', at, encodeTags({ prev_pid: previous.pid, prev_token: row.token, token }));
+      this.buffer.countIncidentWritten();
+      return { token, previous };
+    });
+    if ('refusedBy' in outcome) {
+      const by = outcome.refusedBy;
+      throw new LeaseError(
+        'LEASE_HELD',
+        `session "${sessionId}" is already driven by process ${by.pid} (started at tick ${by.startTime}, lease token ${outcome.token}); one drive has one driver: stop that process or use it`,
+        sessionId,
+        outcome.token,
+        by,
+      );
+    }
+    this.held.set(sessionId, outcome.token);
+    return outcome.previous ? { token: outcome.token, takenOverFrom: outcome.previous } : { token: outcome.token };
+  }
+
+  /** Throws LEASE_LOST unless `token` is the session's current, held token. */
+  check(sessionId: string, token: number): void {
+    const row = this.q.lease.get(sessionId);
+    if (row && row.holder_pid !== null && row.token === token) return;
+    const current = row && row.holder_pid !== null ? row.token : null;
+    throw new LeaseError(
+      'LEASE_LOST',
+      `the lease on session "${sessionId}" is no longer this driver's (token ${String(token)}, current ${current === null ? 'none' : String(current)}): send nothing more to it`,
+      sessionId,
+      current,
+    );
+  }
+
+  /** Lets go of the lease if `token` is still current; returns whether it was. */
+  release(sessionId: string, token: number): boolean {
+    const released = this.buffer.write(() => this.q.releaseLease.run(this.now(), sessionId, token).changes > 0);
+    if (this.held.get(sessionId) === token) this.held.delete(sessionId);
+    return released;
+  }
+
+  /** Inside a write (the journal's close): lets go of every lease this instance holds. */
+  releaseAllHeld(at: number): void {
+    for (const [sessionId, token] of this.held) this.q.releaseLease.run(at, sessionId, token);
+  }
+
+  forgetAll(): void {
+    this.held.clear();
+  }
+
+  info(sessionId: string): LeaseInfo | undefined {
+    const row = this.q.lease.get(sessionId);
+    if (!row) return undefined;
+    const holder = row.holder_pid !== null && row.holder_start !== null ? { pid: row.holder_pid, startTime: row.holder_start } : null;
+    return { sessionId, token: row.token, holder, acquiredAt: row.acquired_at, releasedAt: row.released_at };
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Re-attaching at open: every non-terminal drive of the journal that no live process holds. A live
+ * server is attached (stale control clients ended, mirror rebuilt from a snapshot, a gap marked);
+ * a gone one is reported `failed` with its journal kept; a remote host that cannot be reached
+ * leaves its rows for a later open. Nothing is ever relaunched.
+ */
+import { TmuxDriveError } from '../common/errors.js';
+import type { Session } from '../session/session.js';
+import type { DriveBackend } from '../session/backend.js';
+import { LeaseError, NON_TERMINAL_STATES, type Journal, type SessionRecord } from '../../journal/journal.js';
+import type { BackendFactory } from './backend-factory.js';
+import type { LeaseBook } from './lease-book.js';
+import type { SessionFactory } from './session-factory.js';
+
+/** Drives re-attached at once (2 cores here; each attach is mostly waiting on tmux). */
+const RECONCILE_CONCURRENCY = 8;
+
+export interface ReconcileContext {
+  readonly journal: Journal;
+  readonly leases: LeaseBook;
+  readonly backends: BackendFactory;
+  readonly sessions: SessionFactory;
+  /** The size a re-attached mirror starts at (the snapshot brings the pane's own). */
+  readonly defaults: { readonly cols: number; readonly rows: number };
+  /** Hands a re-attached (or failed) drive to the driver. */
+  register(session: Session): void;
+}
+
+/** Reconciles the journal's drives (`which`: all, or these names), a few at a time. */
+export async function reconcile(ctx: ReconcileContext, which: 'all' | readonly string[]): Promise<void> {
+  const records = ctx.journal.listSessions({ states: NON_TERMINAL_STATES }).filter((r) => which === 'all' || which.includes(r.id));
+  // A few at a time: each re-attach is a subprocess plus a capture; tmux servers are independent.
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let rec = records[next++]; rec; rec = records[next++]) await reconcileOne(ctx, rec);
+  };
+  await Promise.all(Array.from({ length: Math.min(RECONCILE_CONCURRENCY, records.length) }, worker));
+}
+
+async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<void> {
+  const { journal, backends } = ctx;
+  try {
+    ctx.leases.acquire(rec.id);
+  } catch (err) {
+    if (err instanceof LeaseError && err.code === 'LEASE_HELD') return; // another live host drives it
+    throw err;
+  }
+  const { session } = ctx.sessions.make({ id: rec.id, allowId: rec.allowId, cols: ctx.defaults.cols, rows: ctx.defaults.rows, createdAt: rec.createdAt, firstSeq: journal.lastSeq(rec.id) + 1, interactions: rec.interactions });
+  ctx.register(session);
+  const earlier = journal.events(rec.id).find((e) => e.kind === 'outcome');
+  if (earlier) {
+    // An earlier host already gave this drive its verdict: exactly once per drive, across hosts.
+    const t = earlier.tags;
+    const outcome = t.outcome === 'done' || t.outcome === 'needs-you' || t.outcome === 'failed' ? t.outcome : 'failed';
+    session.restoreOutcome({ outcome, reason: String(t.reason ?? 'unknown'), elapsedMs: Number(t.elapsed_ms ?? 0), interactions: Number(t.interactions ?? 0) });
+  }
+  const remoteId = rec.backend === 'tmux' ? backends.remoteHostOf(rec.socketPath) : undefined;
+  if (remoteId !== undefined) return reconcileRemote(ctx, rec, remoteId, session);
+  const alive = rec.backend === 'tmux' && (await backends.localServerAnswers(rec.socketPath));
+  if (!alive) {
+    // A host killed inside create() can leave a tmux still starting (its socket not yet bound):
+    // that launch never completed, so it is ended, never adopted and never relaunched.
+    const interrupted = rec.backend === 'tmux' && backends.endUnfinishedLaunch(rec.socketPath, rec.id);
+    const reason = rec.backend !== 'tmux' ? 'host_restarted' : interrupted ? 'launch_interrupted' : 'server_gone';
+    journal.markFailed(rec.id, reason);
+    journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
+    session.markFailed(reason);
+    return;
+  }
+  await attachRecorded(ctx, rec, session, () => backends.attachLocal(rec.id, session.listener));
+}
+
+/** Attaches a journaled drive whose server answers: live again, a gap marked; or failed, with why. */
+async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session: Session, attach: () => Promise<DriveBackend>): Promise<void> {
+  try {
+    session.bind(await attach());
+    session.markGap('reattach');
+    ctx.journal.updateSession(rec.id, { state: 'live' });
+    ctx.journal.appendEvent(rec.id, 'reattach', {});
+  } catch (err) {
+    ctx.journal.markFailed(rec.id, 'reattach_failed');
+    ctx.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
+    session.markFailed('reattach_failed');
+  }
+}
+
+/**
+ * A remote drive: its server answers over the host's ssh channel → attach (stale control clients
+ * ended there); gone → failed; the host unreachable → the row stays as it was, for a later open.
+ */
+async function reconcileRemote(ctx: ReconcileContext, rec: SessionRecord, hostId: string, session: Session): Promise<void> {
+  const { journal, backends } = ctx;
+  if (!backends.knowsHost(hostId)) {
+    journal.markFailed(rec.id, 'host_unknown');
+    session.markFailed('host_unknown');
+    return;
+  }
+  const probe = await backends.remoteServer(hostId, rec.id);
+  if (probe !== 'alive') {
+    if (probe === 'gone') {
+      journal.markFailed(rec.id, 'server_gone');
+      journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
+    }
+    session.markFailed(probe === 'gone' ? 'server_gone' : 'host_unreachable');
+    if (probe !== 'gone') ctx.leases.release(rec.id); // not ours to fail: a later open retries
+    return;
+  }
+  await attachRecorded(ctx, rec, session, () => backends.attachRemote(hostId, rec.id, session.listener));
+}

@@ -1,0 +1,96 @@
+/**
+ * A snapshot of the mirror's screen in one of the read formats: the text, ANSI or HTML content
+ * (with history rows above the screen on request), the visible rows as text, the cursor, and how
+ * each row follows the one above (for redaction that sees a wrapped secret as one word).
+ */
+import type { CursorState } from './cell-grid.js';
+import type { CreatedTerminal } from './headless.js';
+
+export type SnapshotFormat = 'text' | 'ansi' | 'html';
+
+export interface SnapshotOptions {
+  readonly format: SnapshotFormat;
+  /** History rows to include above the screen; default 0. */
+  readonly scrollback?: number | 'all';
+}
+
+export interface ScreenSnapshot {
+  readonly content: string;
+  readonly format: SnapshotFormat;
+  readonly cols: number;
+  readonly rows: number;
+  readonly cursor: CursorState;
+  readonly alternate: boolean;
+  /** Text of the visible rows, right-trimmed. */
+  readonly lines: readonly string[];
+  /** History rows included in `content` above the screen. */
+  readonly scrollbackLines: number;
+  /**
+   * text and html: how each row of `content` follows the row above it: a new line, a soft wrap at
+   * the right margin (the same line goes on), or a soft wrap after blank cells (which a text row,
+   * right-trimmed, leaves out). ansi: empty (the serialized stream carries its wraps itself).
+   */
+  readonly rowBreaks: readonly RowBreak[];
+}
+
+export type RowBreak = 'line' | 'wrap' | 'wrap-after-blank';
+
+/** The screen of `term` now; `cursor` and `alternate` are the mirror's (xterm's public API lacks the cursor's visibility). */
+export function takeSnapshot({ term, serializer }: Pick<CreatedTerminal, 'term' | 'serializer'>, options: SnapshotOptions, cursor: CursorState, alternate: boolean): ScreenSnapshot {
+  const active = term.buffer.active;
+  const lines: string[] = [];
+  for (let y = 0; y < term.rows; y++) lines.push(rowText(active, active.baseY + y));
+  const wanted = (available: number): number => (options.scrollback === 'all' ? available : Math.max(0, Math.min(options.scrollback ?? 0, available)));
+  let content: string;
+  let scrollbackLines: number;
+  let rowBreaks: RowBreak[] = [];
+  const breaksOf = (from: number, count: number): RowBreak[] =>
+    Array.from({ length: count }, (_, i): RowBreak => {
+      if (!(active.getLine(from + i)?.isWrapped ?? false)) return 'line';
+      const last = active.getLine(from + i - 1)?.getCell(term.cols - 1);
+      const ch = last?.getChars() ?? '';
+      return (ch === '' || ch === ' ') && last?.getWidth() !== 0 ? 'wrap-after-blank' : 'wrap';
+    });
+  switch (options.format) {
+    case 'text': {
+      scrollbackLines = wanted(active.baseY);
+      const history: string[] = [];
+      for (let y = active.baseY - scrollbackLines; y < active.baseY; y++) history.push(rowText(active, y));
+      content = [...history, ...lines].join('\n');
+      rowBreaks = breaksOf(active.baseY - scrollbackLines, scrollbackLines + term.rows);
+      break;
+    }
+    case 'ansi':
+      // serialize() takes its history from the normal buffer, also while the alternate is active.
+      scrollbackLines = wanted(term.buffer.normal.length - term.rows);
+      content = serializer.serialize({ scrollback: scrollbackLines });
+      break;
+    case 'html': {
+      scrollbackLines = wanted(active.baseY);
+      content = serializer.serializeAsHTML({ scrollback: scrollbackLines });
+      // The rows serializeAsHTML writes: the last `scrollback + rows` lines of the buffer.
+      const count = Math.min(scrollbackLines + term.rows, active.length);
+      rowBreaks = breaksOf(active.length - count, count);
+      break;
+    }
+  }
+  return { content, format: options.format, cols: term.cols, rows: term.rows, cursor, alternate, lines, scrollbackLines, rowBreaks };
+}
+
+/**
+ * A row's text without trailing blanks, cell by cell: xterm's translateToString steps over the
+ * column after a wide character, which tmux can leave holding a character of its own (a wide
+ * character at column 0 whose second half was overwritten keeps its first half).
+ */
+function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number): string {
+  const line = buffer.getLine(y);
+  if (!line) return '';
+  const cell = buffer.getNullCell();
+  let text = '';
+  for (let x = 0; x < line.length; x++) {
+    line.getCell(x, cell);
+    if (cell.getWidth() === 0) continue;
+    text += cell.getChars() || ' ';
+  }
+  return text.replace(/ +$/, '');
+}

@@ -1,0 +1,67 @@
+/**
+ * Auto-answer: a dialog on the settled screen is answered when the allow entry's policy allows it
+ * and it was never answered before (the journal remembers, across hosts); escalated otherwise.
+ * The answer is sent only after the dialog is re-verified on a settled screen, through the same
+ * input gate as a caller's keys (lease and audit), and confirmed by the screen changing. Its
+ * confirming wait is the session's own: it spends none of the caller's requests.
+ */
+import { decideAutoAnswer, type AutoAnswerPolicy } from '../perceive/auto-answer.js';
+import type { SessionStatus } from '../perceive/status.js';
+import type { DriveContext } from './drive-signals.js';
+import { QUIET_MS } from './drive-watch.js';
+import type { InputGate } from './input-gate.js';
+import type { Outcomes } from './outcomes.js';
+import type { WaitEngine } from './wait.js';
+
+/** Answered-prompt memory (the journal): how often a dialog digest was answered; record one. */
+export interface AnswerMemory {
+  count(digest: string): number;
+  record(digest: string, key: string): void;
+}
+
+/** How long an answered dialog's program gets to react before the answer counts as unconfirmed. */
+const ANSWER_CONFIRM_TIMEOUT_MS = 5000;
+
+export class DialogAnswerer {
+  /** One answer at a time: a redraw while answering is not a second dialog. */
+  private answering = false;
+
+  constructor(
+    private readonly ctx: DriveContext,
+    private readonly options: { readonly policy: AutoAnswerPolicy; readonly answers: AnswerMemory },
+    private readonly rooms: { readonly gate: InputGate; readonly waits: WaitEngine; readonly outcomes: Outcomes; readonly status: () => SessionStatus },
+  ) {}
+
+  async answer(status: SessionStatus): Promise<void> {
+    const dialog = status.dialog;
+    if (!dialog || this.answering) return;
+    const { gate, waits, outcomes } = this.rooms;
+    const { answers } = this.options;
+    const decision = decideAutoAnswer(dialog, this.options.policy, (d) => answers.count(d));
+    if (decision.action !== 'answer') {
+      outcomes.attention({ kind: 'input_needed', confidence: status.confidence, reason: decision.action === 'escalate' ? `dialog_${decision.reason}` : 'dialog_detected', dialog: dialog.kind });
+      return;
+    }
+    const { mirror, signals, transcript, events } = this.ctx;
+    this.answering = true;
+    try {
+      await mirror.whenParsed();
+      const again = this.rooms.status().dialog;
+      if (!again || again.digest !== dialog.digest || signals.phase !== 'live') return; // it went away
+      const before = mirror.digest();
+      const keys = decision.keys.join(' ');
+      const backend = gate.admit('sendKeys', keys, { auto: true });
+      answers.record(dialog.digest, keys);
+      transcript.append('keys', undefined, { keys, auto: true });
+      await backend.sendKeys(decision.keys);
+      const reacted = await waits.wait({ forIdleMs: QUIET_MS, timeoutMs: ANSWER_CONFIRM_TIMEOUT_MS });
+      if (mirror.digest() === before && reacted.outcome !== 'exit') {
+        outcomes.attention({ kind: 'input_needed', confidence: 'medium', reason: 'answer_unconfirmed', dialog: dialog.kind });
+      } else events.emit('answered', dialog.digest, decision.keys);
+    } catch {
+      outcomes.attention({ kind: 'input_needed', confidence: 'medium', reason: 'answer_failed', dialog: dialog.kind });
+    } finally {
+      this.answering = false;
+    }
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * What a backend reports into (the BackendListener port), wired to the session's rooms: pane
+ * bytes go to the transcript and the mirror (kept lean: this is the output path), resyncs rebuild
+ * the mirror, an exit or a lost channel changes the phase (with its reason) and settles the
+ * outcome. An object of own functions, so a wrapper may spread it and replace one of them.
+ */
+import { isMachineToken } from '../common/machine-token.js';
+import type { StringTimeoutWatch } from '../emulator/string-timeout.js';
+import { AnsiStripper } from '../perceive/ansi-text.js';
+import type { BackendListener, ExitInfo } from './backend.js';
+import type { DriveContext } from './drive-signals.js';
+import type { DriveWatch } from './drive-watch.js';
+import type { Outcomes } from './outcomes.js';
+import type { Verdict } from './verdict.js';
+
+export interface DriveListenerRooms {
+  readonly stringTimeout: StringTimeoutWatch;
+  readonly watch: DriveWatch;
+  readonly verdict: Verdict;
+  readonly outcomes: Outcomes;
+  /** The drive ended: stop every timer. */
+  readonly stopWatching: () => void;
+  /** Something a human should be able to find later (transcript and `incident` event). */
+  readonly incident: (code: string, detail: Record<string, unknown>) => void;
+}
+
+export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): BackendListener {
+  const { clock, signals, mirror, transcript, events } = ctx;
+  const decoder = new TextDecoder('utf-8');
+  const stripper = new AnsiStripper();
+  const ended = (): void => {
+    rooms.stopWatching();
+    rooms.verdict.publish();
+  };
+  return {
+    output(data) {
+      signals.lastOutputAt = clock.now();
+      const entry = transcript.append('output', data);
+      mirror.write(data);
+      rooms.stringTimeout.observe(mirror.parserInString);
+      if (mirror.needsDrain) signals.backend?.pauseOutput();
+      if (signals.textListeners.size > 0) {
+        const text = stripper.push(decoder.decode(data, { stream: true }));
+        if (text) for (const l of signals.textListeners) l(text);
+      }
+      signals.wake();
+      rooms.watch.armQuiet();
+      events.emit('output', data, entry.seq);
+    },
+    resync(capture, reason) {
+      const changedBefore = signals.lastChangeAt;
+      // tmux's string timeout reset its parser (input_reset): pen, charsets and DECSC save start over,
+      // and it is in the ground state although `capture-pane -P` still reports the abandoned string
+      // (input_reset does not drain since_ground): nothing of either is carried into the mirror.
+      mirror.rebuild(reason === 'parser_timeout' ? { ...capture, continuous: false, pending: new Uint8Array(0) } : capture);
+      transcript.append('resync', undefined, { reason, cols: capture.cols, rows: capture.rows });
+      // Rebuilding the mirror at attach is not the program producing output (the rebuild's own
+      // change event, emitted synchronously, is undone here).
+      signals.lastChangeAt = reason === 'attach' ? changedBefore : clock.now();
+      signals.wake();
+    },
+    exit(info) {
+      if (signals.phase !== 'live') return;
+      const reason = exitReason(info);
+      transcript.append('exit', undefined, { code: info.code, signal: info.signal });
+      signals.setPhase('exited', reason, info);
+      events.emit('exit', info);
+      ended();
+      rooms.outcomes.settle(info.code === 0 ? 'done' : 'failed', reason);
+    },
+    lost(reason) {
+      if (signals.phase !== 'live' && signals.phase !== 'exited') return;
+      transcript.append('incident', undefined, { code: 'lost', reason });
+      signals.setPhase('lost', reason);
+      events.emit('lost', reason);
+      ended();
+      rooms.outcomes.settle('failed', isMachineToken(reason) ? reason : 'control_lost');
+    },
+    incident(code, detail) {
+      rooms.incident(code, detail);
+    },
+    resized(g) {
+      mirror.resize(g.cols, g.rows);
+      signals.lastChangeAt = clock.now();
+      signals.wake();
+    },
+    operators(clients) {
+      signals.operators = clients;
+      signals.noteState({ operators: clients.length });
+      events.emit('operators', clients);
+    },
+  };
+}
+
+/** The machine reason of an exit: its outcome's reason too. */
+function exitReason(info: ExitInfo): string {
+  if (info.code === 0) return 'exit_0';
+  if (info.code !== null) return 'nonzero_exit';
+  return info.signal !== null ? 'signal' : 'exit_unknown';
+}

@@ -1,0 +1,119 @@
+/**
+ * A caller's text and keys, and the submit protocol: text is typed (or pasted), submit waits until
+ * the screen shows it, presses Enter as a key of its own, and presses it again (a bounded number of
+ * times) when a composer swallowed it. Every keystroke, the Enters included, passes the input gate.
+ */
+import { UsageError } from '../common/errors.js';
+import type { Profile } from '../perceive/profile.js';
+import type { DriveContext } from './drive-signals.js';
+import type { InputGate } from './input-gate.js';
+import type { WaitEngine } from './wait.js';
+
+export interface SendTextOptions {
+  /** Press Enter (as its own key) once the text shows on the screen. */
+  readonly submit?: boolean;
+  /** 'auto': the paste buffer for multi-line or large text, literal keys otherwise. */
+  readonly paste?: 'auto' | 'always' | 'never';
+  /** After sending, wait until the screen settles this long (ms); 0 to return at once. */
+  readonly settle?: number;
+}
+
+/**
+ * Under paste 'auto', text longer than this (or with a newline) is pasted: one piece through the
+ * paste buffer, bracketed when the program asked, instead of thousands of typed keys. Shorter text
+ * is typed, as a person would. When to paste is the session's policy; backends only deliver.
+ */
+export const PASTE_THRESHOLD_CHARS = 4096;
+/** After Enter, how long the screen may stay unchanged before the Enter is taken as swallowed. */
+const SUBMIT_CONFIRM_MS = 1000;
+/** Enter is pressed again at most this many times. */
+const SUBMIT_RETRIES = 2;
+/** How long submit waits for the typed text to show before pressing Enter anyway. */
+const SUBMIT_ECHO_TIMEOUT_MS = 2000;
+/** Key names per sendKeys call. */
+const KEY_LIMIT = 1000;
+
+export class InputSender {
+  constructor(
+    private readonly ctx: DriveContext,
+    private readonly profile: Profile,
+    private readonly gate: InputGate,
+    private readonly waits: WaitEngine,
+  ) {}
+
+  async sendText(text: string, opts: SendTextOptions = {}): Promise<void> {
+    if (typeof text !== 'string') throw new UsageError('BAD_ARGUMENT', 'sendText takes a string');
+    const paste = opts.paste ?? 'auto';
+    if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
+    const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
+    this.gate.countRequest();
+    const backend = this.gate.admit('sendText', text, { paste: usePaste, submit: opts.submit ?? false }, true);
+    this.waits.markInput();
+    this.waits.remember(text);
+    this.ctx.signals.interactions += 1;
+    this.ctx.transcript.append('input', text, { paste: usePaste });
+    const shown = opts.submit && text.length > 0 ? this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true) : undefined;
+    if (opts.submit && text.includes('\n') && this.profile.softNewline === 'meta-enter') {
+      // This program takes M-Enter as a newline inside one message (aider): a multi-line message
+      // stays one submission; bracketed-paste programs get the paste buffer (tmux brackets it).
+      const lines = text.split(/\r\n|\n/);
+      for (const [i, line] of lines.entries()) {
+        if (i > 0) await backend.sendKeys(['M-Enter']);
+        if (line.length > 0) await backend.sendText(line, { paste: false });
+      }
+    } else if (text.length > 0) await backend.sendText(text, { paste: usePaste });
+    const echoed = shown ? (await shown).outcome === 'text' : false;
+    if (opts.submit) await this.pressEnter(text, echoed);
+    // Part of this request: the settle is not a wait of its own.
+    if (opts.settle && opts.settle > 0) await this.waits.wait({ forIdleMs: opts.settle });
+  }
+
+  async sendKeys(keys: string | readonly string[]): Promise<void> {
+    const list = typeof keys === 'string' ? [keys] : [...keys];
+    if (list.length === 0 || list.length > KEY_LIMIT) throw new UsageError('BAD_ARGUMENT', `sendKeys takes 1 to ${KEY_LIMIT} key names`);
+    this.gate.countRequest();
+    const names = list.join(' ');
+    const backend = this.gate.admit('sendKeys', names, { count: list.length }, true);
+    this.waits.markInput();
+    this.ctx.signals.interactions += 1;
+    this.ctx.transcript.append('keys', undefined, { keys: names });
+    await backend.sendKeys(list);
+  }
+
+  /**
+   * Enter, then confirm the program reacted. A composer may swallow an Enter that comes too soon
+   * after the text (seen with codex and gemini): when the screen did not change at all and our text
+   * still sits on the cursor row, Enter is pressed again, a bounded number of times.
+   */
+  private async pressEnter(text: string, echoed: boolean): Promise<void> {
+    const { signals, mirror, transcript } = this.ctx;
+    // The program ended while its text was on the way: there is nothing to press Enter to.
+    if (signals.phase === 'exited') return;
+    this.waits.markInput();
+    const backend = this.gate.admit('sendKeys', 'Enter', { submit: true });
+    transcript.append('keys', undefined, { keys: 'Enter' });
+    const before = mirror.digest();
+    await backend.sendKeys(['Enter']);
+    for (let retry = 1; echoed && retry <= SUBMIT_RETRIES; retry++) {
+      if (await this.waits.changesWithin(before, SUBMIT_CONFIRM_MS)) break;
+      if (signals.phase !== 'live' || !this.cursorRowEndsWith(lastLine(text))) break;
+      const again = this.gate.admit('sendKeys', 'Enter', { submit: true, retry });
+      transcript.append('keys', undefined, { keys: 'Enter', retry });
+      await again.sendKeys(['Enter']);
+    }
+  }
+
+  /** True when the row the cursor is on ends with `tail` (our text still waits in the composer). */
+  private cursorRowEndsWith(tail: string): boolean {
+    const snap = this.ctx.mirror.snapshot({ format: 'text' });
+    return (snap.lines[snap.cursor.y] ?? '').trimEnd().endsWith(tail.trimEnd());
+  }
+}
+
+/** The last non-blank line of `text`, its tail at most: what the echo of a submission ends with. */
+function lastLine(text: string): string {
+  const lines = text.split(/\r\n|\r|\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+  const last = lines[lines.length - 1] ?? text;
+  // The tail is enough to see the echo, and survives a program that wraps or scrolls a long line.
+  return last.length > 40 ? last.slice(-40) : last;
+}

@@ -1,0 +1,69 @@
+/**
+ * The session's classification: `status()` runs the pure classifier on the mirror and the drive's
+ * signals, and `publish()` — called when output settles, when the stuck check decides, on exit
+ * and on loss — emits `state` on a change of state or reason (recording it), `attention` when a
+ * person is needed, and hands a settled dialog to the auto-answer.
+ */
+import type { CellGrid } from '../emulator/cell-grid.js';
+import type { ScreenSnapshot } from '../emulator/mirror.js';
+import type { Profile } from '../perceive/profile.js';
+import { classify, type SessionStatus } from '../perceive/status.js';
+import type { DriveContext } from './drive-signals.js';
+import type { Outcomes } from './outcomes.js';
+
+export class Verdict {
+  private last: SessionStatus | undefined;
+
+  constructor(
+    private readonly ctx: DriveContext,
+    private readonly options: { readonly profile: Profile; readonly stuckMs: number },
+    private readonly outcomes: Outcomes,
+    /** A settled dialog is showing: answer it or escalate (the auto-answer room). */
+    private readonly onDialog: (status: SessionStatus) => void,
+  ) {}
+
+  /** The last classification published (the heartbeat reports it without reading the screen). */
+  get published(): SessionStatus | undefined {
+    return this.last;
+  }
+
+  status(): SessionStatus {
+    const { mirror } = this.ctx;
+    return this.classifyScreen(mirror.snapshot({ format: 'text' }), mirror.cells().cells);
+  }
+
+  /** The verdict on a screen already read from the mirror (read() shares its snapshot and cells). */
+  classifyScreen(snap: ScreenSnapshot, cells: CellGrid['cells']): SessionStatus {
+    const { signals, clock } = this.ctx;
+    return classify({
+      snapshot: { ...snap, cells },
+      now: clock.now(),
+      lastOutputAt: signals.lastOutputAt,
+      lastChangeAt: signals.lastChangeAt,
+      exit: signals.exit,
+      lost: signals.phase === 'lost' ? (signals.lostReason ?? 'lost') : undefined,
+      interactions: signals.interactions,
+      profile: this.options.profile,
+      stuckMs: this.options.stuckMs,
+      activity: signals.activity,
+      sample: signals.quietSample,
+    });
+  }
+
+  /** Emits `state` on a change of state or reason, `attention` when a person is needed, and hands dialogs on. */
+  publish(): SessionStatus {
+    const status = this.status();
+    const prev = this.last;
+    this.last = status;
+    const changed = !prev || prev.state !== status.state || prev.reason !== status.reason || prev.dialog?.digest !== status.dialog?.digest;
+    if (!changed) return status;
+    this.ctx.signals.noteState({ state: status.state, reason: status.reason });
+    this.ctx.events.emit('state', status);
+    const { confidence, reason } = status;
+    if (status.dialog && status.state === 'awaiting-input') this.onDialog(status);
+    else if (status.state === 'awaiting-input' && prev?.state !== 'awaiting-input') this.outcomes.attention({ kind: 'input_needed', confidence, reason });
+    else if (status.state === 'stuck') this.outcomes.attention({ kind: 'stuck', confidence, reason });
+    else if (status.state === 'exited' && prev?.state !== 'exited') this.outcomes.attention({ kind: 'exited', confidence, reason });
+    return status;
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * The wait engine: a wait resolves on the first of idle (no output and no screen change for
+ * `forIdleMs`), text (in output that arrived after the wait began, or on the screen — never in the
+ * echo of what we typed, unless the wait is submit's own echo wait), exit, or timeout. Everything
+ * is armed by events (output, screen changes, phase changes) and by one-shot timers: no polling.
+ * It also remembers what input last looked like (the screen rows and the text typed), which is how
+ * a wait tells new text from our own echo.
+ */
+import type { TimerHandle } from '../common/clock.js';
+import { TmuxDriveError, UsageError } from '../common/errors.js';
+import type { SessionStatus } from '../perceive/status.js';
+import { typedNeedles, type TextPattern } from '../perceive/text-match.js';
+import { TextWatch } from '../perceive/text-watch.js';
+import type { DriveContext } from './drive-signals.js';
+
+export interface WaitOptions {
+  /** Resolve once there has been no output and no screen change for this long. */
+  readonly forIdleMs?: number;
+  /** Resolve once this appears in new output or on the changed screen (never in our own echo). */
+  readonly forText?: TextPattern;
+  /** Resolve when the program exits. An exit ends every wait. */
+  readonly forExit?: boolean;
+  /** Default 15 s, at most 600 s. */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface WaitResult {
+  readonly outcome: 'idle' | 'text' | 'exit' | 'timeout';
+  /** On timeout: is output still arriving? */
+  readonly producing: boolean;
+  readonly hint: string;
+  readonly elapsedMs: number;
+  readonly status: SessionStatus;
+}
+
+export const DEFAULT_WAIT_TIMEOUT_MS = 15_000;
+export const MAX_WAIT_TIMEOUT_MS = 600_000;
+/** Without a condition, a wait is for the screen to settle this long. */
+const DEFAULT_IDLE_MS = 500;
+/** A waited-for text is looked for on the screen once it has been quiet this long. */
+const SCREEN_SETTLE_MS = 30;
+/** Output this recent means "still producing" when a wait times out. */
+const PRODUCING_WINDOW_MS = 1000;
+/** Typed inputs remembered for echo removal in waits. */
+const TYPED_MEMORY = 16;
+/** Of a long input, the tail is remembered: the echo a wait must not take for new text ends there. */
+const TYPED_TAIL_CHARS = 4096;
+
+export class WaitEngine {
+  private readonly typed: string[] = [];
+  /** The screen rows as they were when we last sent input: rows beyond these are new. */
+  private screenAtInput: readonly string[] = [];
+
+  constructor(
+    private readonly ctx: DriveContext,
+    private readonly status: () => SessionStatus,
+  ) {}
+
+  /** Input is about to be sent: the screen as it is now is the baseline of later waits. */
+  markInput(): void {
+    this.screenAtInput = this.matchRows();
+  }
+
+  /** Text about to be typed: its echo is not new text for later waits. */
+  remember(text: string): void {
+    this.typed.push(text.length > TYPED_TAIL_CHARS ? text.slice(-TYPED_TAIL_CHARS) : text);
+    if (this.typed.length > TYPED_MEMORY) this.typed.shift();
+  }
+
+  /** A wait; `echoAllowed` lets our own typed text match (submit's wait for its echo). Counts no request. */
+  wait(opts: WaitOptions, echoAllowed = false): Promise<WaitResult> {
+    const requested = opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+    if (!Number.isFinite(requested) || requested <= 0) throw new UsageError('BAD_ARGUMENT', 'timeoutMs must be a positive number of milliseconds');
+    if (opts.forIdleMs !== undefined && (!Number.isFinite(opts.forIdleMs) || opts.forIdleMs < 0)) throw new UsageError('BAD_ARGUMENT', 'forIdleMs must be a non-negative number');
+    if (opts.forText !== undefined && typeof opts.forText !== 'string' && !(opts.forText instanceof RegExp)) throw new UsageError('BAD_ARGUMENT', 'forText must be a string or a RegExp');
+    const plan: WaitPlan = {
+      timeoutMs: Math.min(requested, MAX_WAIT_TIMEOUT_MS),
+      idleMs: opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined),
+      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? [] : typedNeedles(this.typed)),
+      baseline: this.screenAtInput,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    };
+    return new Promise<WaitResult>((resolve, reject) => new PendingWait(this.ctx, plan, () => this.matchRows(), this.status, resolve, reject).begin());
+  }
+
+  /** Resolves true as soon as the screen's digest differs from `digest`, false after `ms`. */
+  changesWithin(digest: string, ms: number): Promise<boolean> {
+    const { mirror, signals, clock } = this.ctx;
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (signals.phase !== 'live' || mirror.digest() !== digest) done(true);
+      };
+      const timer = clock.after(ms, () => void mirror.whenParsed().then(() => done(mirror.digest() !== digest)));
+      const done = (changed: boolean): void => {
+        timer.cancel();
+        signals.activityListeners.delete(check);
+        resolve(changed);
+      };
+      signals.activityListeners.add(check);
+      check();
+    });
+  }
+
+  /**
+   * The visible rows for text matching: right-trimmed, except the cursor row, kept up to the cursor
+   * so that a prompt's trailing space ('$ ', '>>> ') is there to match.
+   */
+  private matchRows(): string[] {
+    const snap = this.ctx.mirror.snapshot({ format: 'text' });
+    const rows = [...snap.lines];
+    const y = snap.cursor.y;
+    const row = rows[y];
+    if (row !== undefined && row.length < snap.cursor.x) rows[y] = row.padEnd(snap.cursor.x, ' ');
+    return rows;
+  }
+}
+
+interface WaitPlan {
+  readonly timeoutMs: number;
+  readonly idleMs: number | undefined;
+  readonly watch: TextWatch | undefined;
+  /** The screen when input was last sent: a text already there before is not new. */
+  readonly baseline: readonly string[];
+  readonly signal?: AbortSignal;
+}
+
+/** One wait in flight: its timers, its listeners, and the first outcome that ends it. */
+class PendingWait {
+  private done = false;
+  /** Pending timers only: a fired one leaves the set, so a long wait holds a handful, not thousands. */
+  private readonly timers = new Set<TimerHandle>();
+  /** The screen is examined when it settles (SCREEN_SETTLE_MS of quiet), not on every chunk. */
+  private settleArmed = false;
+  private readonly start: number;
+
+  constructor(
+    private readonly ctx: DriveContext,
+    private readonly plan: WaitPlan,
+    private readonly matchRows: () => readonly string[],
+    private readonly status: () => SessionStatus,
+    private readonly resolve: (result: WaitResult) => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    this.start = ctx.clock.now();
+  }
+
+  begin(): void {
+    const { signal } = this.plan;
+    if (signal?.aborted) return this.onAbort();
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.ctx.signals.textListeners.add(this.onText);
+    this.ctx.signals.activityListeners.add(this.onActivity);
+    this.arm(this.plan.timeoutMs, () => this.finish('timeout'));
+    // Idle counts from the wait's start too: input sent just before may not have been echoed yet.
+    if (this.plan.idleMs !== undefined) this.whenQuiet(this.plan.idleMs, this.start, () => this.finish(this.onScreen() ? 'text' : 'idle'));
+    if (this.onScreen()) return this.finish('text');
+    this.onActivity();
+  }
+
+  private readonly onActivity = (): void => {
+    if (this.done) return;
+    if (this.ctx.signals.phase !== 'live') {
+      // Text first: a program that prints what we wait for and exits at once did print it,
+      // and its last bytes may still be on their way into the grid.
+      void this.ctx.mirror.whenParsed().then(
+        () => this.finish(this.onScreen() ? 'text' : 'exit'),
+        () => this.finish('exit'),
+      );
+      return;
+    }
+    this.armSettle();
+  };
+
+  private readonly onText = (text: string): void => {
+    if (!this.done && this.plan.watch?.push(text)) this.finish('text');
+  };
+
+  private readonly onAbort = (): void => {
+    if (this.done) return;
+    this.done = true;
+    this.cleanup();
+    this.reject(new TmuxDriveError('ABORTED', 'the wait was aborted', { elapsedMs: Math.round(this.ctx.clock.now() - this.start) }));
+  };
+
+  private finish(outcome: WaitResult['outcome']): void {
+    if (this.done) return;
+    this.done = true;
+    this.cleanup();
+    const now = this.ctx.clock.now();
+    const producing = now - this.ctx.signals.lastOutputAt < Math.min(PRODUCING_WINDOW_MS, this.plan.idleMs ?? PRODUCING_WINDOW_MS);
+    this.resolve({ outcome, producing, hint: hintFor(outcome, producing), elapsedMs: Math.round(now - this.start), status: this.status() });
+  }
+
+  private cleanup(): void {
+    for (const t of this.timers) t.cancel();
+    this.ctx.signals.textListeners.delete(this.onText);
+    this.ctx.signals.activityListeners.delete(this.onActivity);
+    this.plan.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  private arm(ms: number, fn: () => void): void {
+    const handle = this.ctx.clock.after(ms, () => {
+      this.timers.delete(handle);
+      fn();
+    });
+    this.timers.add(handle);
+  }
+
+  private onScreen(): boolean {
+    return this.plan.watch?.onScreen(this.plan.baseline, this.matchRows()) ?? false;
+  }
+
+  /**
+   * Runs `then` once there has been no output and no screen change for `ms`, counted from `since`
+   * at the earliest (one timer, re-armed only when it fires early: no churn per chunk).
+   */
+  private whenQuiet(ms: number, since: number, then: () => void): void {
+    const { clock, signals, mirror } = this.ctx;
+    const quietFor = (): number => clock.now() - Math.max(signals.quietSince, since);
+    const fire = (): void => {
+      if (this.done) return;
+      // libuv timers may fire up to a millisecond early: that is quiet enough.
+      const left = ms - quietFor();
+      if (left > 1) return this.arm(Math.ceil(left), fire);
+      // Everything written must be parsed before the screen is called settled.
+      void mirror.whenParsed().then(() => {
+        if (this.done) return;
+        if (ms - quietFor() > 1) this.arm(Math.ceil(ms - quietFor()), fire);
+        else then();
+      });
+    };
+    this.arm(Math.ceil(Math.max(1, ms - quietFor())), fire);
+  }
+
+  private armSettle(): void {
+    if (!this.plan.watch || this.settleArmed) return;
+    this.settleArmed = true;
+    this.whenQuiet(SCREEN_SETTLE_MS, 0, () => {
+      this.settleArmed = false;
+      if (this.onScreen()) this.finish('text');
+    });
+  }
+}
+
+function hintFor(outcome: WaitResult['outcome'], producing: boolean): string {
+  switch (outcome) {
+    case 'timeout':
+      return producing
+        ? 'output is still arriving: the program is working; wait again with a larger timeoutMs'
+        : 'no output recently: inspect status() and read() to see whether it waits for input or is stuck';
+    case 'exit':
+      return 'the program has exited: read() shows its last screen; status().exit has the code';
+    case 'text':
+      return 'the text appeared';
+    case 'idle':
+      return 'the screen settled';
+  }
+}

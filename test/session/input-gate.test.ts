@@ -1,0 +1,150 @@
+/**
+ * One gate for every keystroke: an auto-answer and the cost stop reach the program only through
+ * the same check (this process still holds the drive) and audit as a caller's input; internal
+ * waits (an auto-answer confirming its answer, a send's settle) are not the caller's requests.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionError } from '../../lib/common/errors.js';
+import { compileProfile } from '../../lib/perceive/profile.js';
+import { allow, openDriver } from '../helpers.js';
+import { spawnSession } from './spawn-session.js';
+
+/** A safe known dialog: answered by itself under safe-only, with `y` then Enter. */
+const ASKER = { id: 'asker', dialogs: [{ id: 'continue', pattern: 'Continue\\?', kind: 'confirm', answer: ['y', 'Enter'], safe: true }] };
+/** Asks once; prints what it got, then waits at a prompt of its own. */
+const ASK = 'a = input("Continue? (y/n) ")\nprint("GOT " + a, flush=True)\ninput("> ")';
+
+function profile(data: unknown) {
+  const issues: never[] = [];
+  const p = compileProfile(data, 'test', issues);
+  if (!p) throw new Error(`test profile does not compile: ${JSON.stringify(issues)}`);
+  return p;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function nextEvent<T>(subscribe: (fire: (value: T) => void) => { dispose(): void }, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`no ${what} within ${ms} ms`));
+    }, ms);
+    const sub = subscribe((value) => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve(value);
+    });
+  });
+}
+
+const lostLease = (): never => {
+  throw new SessionError('SESSION_CLOSED', 'this process does not hold the drive');
+};
+
+describe('auto-answer goes through the input gate', () => {
+  it('a session whose beforeInput refuses never answers a safe dialog (and one that holds the drive does)', async () => {
+    for (const holds of [true, false]) {
+      let holding = true;
+      const actions: string[] = [];
+      const answers: string[] = [];
+      const d = await spawnSession(['/usr/bin/python3', '-c', ASK], {
+        profile: profile(ASKER),
+        autoAnswer: 'safe-only',
+        beforeInput: () => (holding ? undefined : lostLease()),
+        onAction: (kind, payload) => actions.push(`${kind}:${payload}`),
+        answers: { count: () => 0, record: (digest) => void answers.push(digest) },
+      });
+      const s = d.session;
+      try {
+        await s.wait({ forText: 'Continue?' });
+        holding = holds;
+        const answered: string[] = [];
+        s.on('answered', (digest) => answered.push(digest));
+        if (holds) {
+          await nextEvent<string>((fire) => s.on('answered', fire), 5000, 'answer');
+          expect((await s.wait({ forText: 'GOT y', timeoutMs: 5000 })).outcome).toBe('text');
+          expect(answered).toHaveLength(1);
+          expect(actions).toContain('sendKeys:y Enter');
+        } else {
+          // The first thing the session does about the dialog: an escalation, never an answer.
+          const first = await nextEvent<string>((fire) => {
+            const subs = [s.on('answered', () => fire('answered')), s.on('attention', (a) => a.dialog !== undefined && fire(`${a.kind}/${a.reason}/${a.dialog}`))];
+            return { dispose: () => subs.forEach((sub) => sub.dispose()) };
+          }, 5000, 'answer or escalation');
+          expect(first).toBe('input_needed/answer_failed/confirm');
+          await sleep(500);
+          expect(answered).toEqual([]);
+          expect(answers).toEqual([]); // nothing was recorded as answered in the journal either
+          expect(actions).toEqual([]); // nor audited
+          expect(s.transcript().filter((e) => e.kind === 'keys')).toEqual([]);
+          expect(s.read().content).not.toContain('GOT');
+        }
+      } finally {
+        holding = true;
+        await d.close();
+      }
+    }
+  });
+
+  it('the cost stop does not interrupt a program this process no longer holds', async () => {
+    let holding = true;
+    const program = ['import signal, time', 'signal.signal(signal.SIGINT, lambda *a: print("INTERRUPTED", flush=True))', 'print("Cost: $0.42", flush=True)', 'while True: time.sleep(1)'].join('\n');
+    const d = await spawnSession(['/usr/bin/python3', '-c', program], {
+      profile: profile({ id: 'costly', cost: { pattern: 'Cost: \\$([0-9]+\\.[0-9]+)' } }),
+      maxCostUsd: 0.25,
+      stuckMs: 60_000,
+      beforeInput: () => (holding ? undefined : lostLease()),
+    });
+    const s = d.session;
+    try {
+      const incidents: string[] = [];
+      s.on('incident', (code) => incidents.push(code));
+      holding = false;
+      // The cost line is read once output first settles (250 ms after it), with the lease gone by then.
+      const evicted = nextEvent<string>((fire) => s.on('incident', (code) => code === 'evicted' && fire(code)), 8000, 'eviction attempt');
+      await evicted;
+      await sleep(500);
+      expect(incidents).toContain('cost_limit');
+      expect(s.read().content).not.toContain('INTERRUPTED');
+      expect(s.lifecycle).toBe('failed'); // evicted on the record, but not killed: nobody here may
+    } finally {
+      holding = true;
+      await d.close();
+    }
+  });
+});
+
+describe('internal waits are not requests', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'td-prof-'));
+    writeFileSync(join(dir, 'asker.json'), JSON.stringify(ASKER));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("an auto-answer and a send's settle spend none of maxRequestsPerSession", async () => {
+    const t = await openDriver([allow('asker', '/usr/bin/python3', { limits: { maxRequestsPerSession: 5 } })], {}, { profileDirs: [dir] });
+    try {
+      const s = await t.driver.create({ allowId: 'asker', args: ['-c', ASK] });
+      const answered = new Promise<void>((resolve) => s.on('answered', () => resolve()));
+      await answered;
+      expect((await s.wait({ forText: 'GOT y', timeoutMs: 5000 })).outcome).toBe('text'); // 1
+      await s.sendText('x', { settle: 100 }); // 2: the settle is part of this request
+      for (let i = 3; i <= 5; i++) s.read();
+      let refused: unknown;
+      try {
+        s.read();
+      } catch (err) {
+        refused = err;
+      }
+      expect(refused).toMatchObject({ code: 'LIMIT_REACHED' });
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
