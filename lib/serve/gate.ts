@@ -178,6 +178,8 @@ export class GateSession {
       if (!parsed.success) throw new UsageError('BAD_ARGUMENT', `${method}: ${describe(parsed.issues)}`);
       const p = parsed.output;
       const { scope, tokenId } = this.identity;
+      // Named before any refusal, so the audit says which drive a refused call was aimed at.
+      if (verb.drive) drive = verb.drive(p);
       if (isExpired(scope, this.gate.clock())) {
         // Ended after this call's answer has gone out (the connection closes when it ends).
         setImmediate(() => this.end('token_expired'));
@@ -186,10 +188,7 @@ export class GateSession {
       if (verb.cls !== 'any' && !allowsClass(scope, verb.cls)) {
         throw new CapabilityError('NOT_PERMITTED', `token ${tokenId} may not ${method} (it needs the ${verb.cls} capability)`, { tokenId, verb: method, needs: verb.cls });
       }
-      if (verb.drive) {
-        drive = verb.drive(p);
-        requireDrive(scope, tokenId, drive, scope.allowIds === undefined ? undefined : this.gate.allowIdOf(drive));
-      }
+      if (drive !== null) requireDrive(scope, tokenId, drive, scope.allowIds === undefined ? undefined : this.gate.allowIdOf(drive));
       const ctx: VerbContext = {
         driver: this.gate.driver,
         identity: this.identity,
