@@ -45,37 +45,42 @@ async function settle(pid: number, maxS: number): Promise<number> {
   return maxS;
 }
 
-/** Each round: PRINTING drives echo at once; the delay from the send to each listening client's first mark of it. */
+/**
+ * Each round: PRINTING drives echo at once; the delay from the send to each listening client's
+ * first output mark after it. The listeners are on (subscribed) before the first round.
+ */
 async function fanOut(owner: Client, listeners: readonly Client[], drives: readonly string[], rounds: number): Promise<number[]> {
   const latencies: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const sentAt = new Map<string, number>();
-    const pending: Promise<void>[] = [];
-    const subs = listeners.flatMap((c) =>
-      drives.map((d) => {
-        let done: () => void = () => undefined;
-        pending.push(new Promise<void>((ok) => (done = ok)));
-        let got = false;
-        return c.drive(d).on('output', () => {
-          const t = sentAt.get(d);
-          if (got || t === undefined) return;
-          got = true;
-          latencies.push(performance.now() - t);
-          done();
-        });
+  let sentAt = new Map<string, number>();
+  let waiting = new Set<string>();
+  let allIn: () => void = () => undefined;
+  const subs = listeners.flatMap((c, ci) =>
+    drives.map((d) =>
+      c.drive(d).on('output', () => {
+        const t = sentAt.get(d);
+        const key = `${ci}/${d}`;
+        if (t === undefined || !waiting.delete(key)) return;
+        latencies.push(performance.now() - t);
+        if (waiting.size === 0) allIn();
       }),
-    );
-    await sleep(200); // the listeners' subscriptions are made
+    ),
+  );
+  await sleep(1000); // the subscriptions are made
+  for (let r = 0; r < rounds; r++) {
+    sentAt = new Map();
+    waiting = new Set(listeners.flatMap((_, ci) => drives.map((d) => `${ci}/${d}`)));
+    const done = new Promise<void>((ok) => (allIn = ok));
     await Promise.all(
       drives.map((d) => {
         sentAt.set(d, performance.now());
         return owner.drive(d).sendText(`echo fan-${r}`, { submit: true });
       }),
     );
-    await Promise.race([Promise.all(pending), sleep(10_000)]);
-    for (const s of subs) s.dispose();
-    await sleep(300);
+    await Promise.race([done, sleep(10_000)]);
+    sentAt = new Map();
+    await sleep(500);
   }
+  for (const s of subs) s.dispose();
   return latencies;
 }
 
