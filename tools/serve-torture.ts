@@ -104,7 +104,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     const seen = new Map<string, number[]>(names.map((d) => [d, []]));
     for (const d of names) observer.drive(d).on('journal', (e) => seen.get(d)?.push(e.seq));
 
-    // Drivers: send a numbered echo to a random drive and wait for it, until told to stop.
+    // Drivers: send a numbered echo to a random drive of their own and wait for it, until told to stop.
     const driverCount = opts.drivers ?? 2;
     const loops: Promise<void>[] = [];
     for (let k = 0; k < driverCount; k++) {
@@ -114,7 +114,9 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
         (async () => {
           let counter = k * 1_000_000;
           while (!stop) {
-            const d = c.drive(names[Math.floor(rand() * n)] as string);
+            // Each driver its own drives: two typing into one drive at once interleave their keys.
+            const mine = names.filter((_, i) => i % driverCount === k);
+            const d = c.drive(mine[Math.floor(rand() * mine.length)] as string);
             counter++;
             try {
               await d.sendText(`echo ${counter}`, { submit: true });
