@@ -18,10 +18,13 @@ import { formatTable } from './format-table.js';
 import { launchCost } from './launch-cost.js';
 import { sshBench } from './ssh.js';
 import { fidelityCheck } from './fidelity-check.js';
+import { serveCall } from './serve-call.js';
+import { serveTakeover } from './serve-takeover.js';
+import { serveScale } from './serve-scale.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck, serveCall, serveTakeover, serveScale];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {

@@ -13,14 +13,16 @@ import { JournalError } from './journal-error.js';
 
 export const AUDIT_FILE = 'audit.jsonl';
 
-export const AUDIT_KINDS = ['sendText', 'sendKeys', 'create', 'kill', 'signal', 'resize'] as const;
+/** `call`: a call through the serving host's gate (its verb, the token's id, how it ended; no payload). */
+export const AUDIT_KINDS = ['sendText', 'sendKeys', 'create', 'kill', 'signal', 'resize', 'call'] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
 /** Machine details of an action: `{ paste: true, submit: false }`, `{ cols: 80, rows: 24 }`. */
 export type AuditTags = Readonly<Record<string, string | number | boolean>>;
 
 export interface AuditEntry {
-  readonly sessionId: string;
+  /** null: a call about no one drive (list, mint, revoke, hello). */
+  readonly sessionId: string | null;
   readonly kind: AuditKind;
   /** What was sent (text, key names, the argv of a create), already redacted by the caller. */
   readonly payload: string;
@@ -31,7 +33,7 @@ export interface AuditEntry {
 export interface AuditRecord {
   /** ISO 8601, UTC, milliseconds. */
   readonly time: string;
-  readonly sessionId: string;
+  readonly sessionId: string | null;
   readonly kind: AuditKind;
   readonly payload: string;
   readonly tags: AuditTags;
@@ -129,7 +131,7 @@ export class AuditLog {
     const fd = this.fd;
     if (fd === undefined) throw new JournalError('JOURNAL_CLOSED', 'audit: the log was closed', { path: this.path });
     if (typeof entry !== 'object' || entry === null) bad('entry', 'an object');
-    if (typeof entry.sessionId !== 'string' || !SESSION_ID.test(entry.sessionId)) bad('sessionId', 'a session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})');
+    if (entry.sessionId !== null && (typeof entry.sessionId !== 'string' || !SESSION_ID.test(entry.sessionId))) bad('sessionId', 'a session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})');
     if (!KINDS.has(entry.kind)) bad('kind', `one of ${AUDIT_KINDS.join(', ')}`);
     if (typeof entry.payload !== 'string') bad('payload', 'a string');
     const tags = { ...checkTags(entry.tags) };
@@ -174,7 +176,7 @@ function isRecord(v: unknown): v is AuditRecord {
   const r = v as Record<string, unknown>;
   return (
     typeof r.time === 'string' &&
-    typeof r.sessionId === 'string' &&
+    (typeof r.sessionId === 'string' || r.sessionId === null) &&
     typeof r.kind === 'string' &&
     KINDS.has(r.kind) &&
     typeof r.payload === 'string' &&

@@ -4,14 +4,12 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { Driver } from '../driver/driver.js';
-import type { Session, WaitOptions } from '../session/session.js';
+import type { WaitOptions } from '../session/session.js';
 import type { TranscriptEntry } from '../session/transcript.js';
 import type { SignalName } from '../session/backend.js';
-import { DEFAULT_FLOWING_MS } from '../perceive/classify-screen.js';
-import { formatAsciicast, toAsciicast } from '../session/asciicast.js';
-import { redactStrings, redactText } from '../mcp/untrusted-output.js';
-import { redactTerminalChunks } from '../policy/redact.js';
+import type { GateAccess, OpenGateOptions } from '../client/open-gate.js';
+import type { RemoteDrive } from '../client/remote-drive.js';
+import { CAPABILITY_CLASSES, type CapabilityClass } from '../wire/protocol.js';
 import { choiceArg, intArg, usageError, type CommandShape, type GlobalOptions, type OptionValues } from './parse-command-line.js';
 import { renderStatus, renderTable, renderWait, shellQuote } from './render-text.js';
 
@@ -22,9 +20,18 @@ export interface CommandContext {
   readonly global: GlobalOptions;
   /** Aborted on SIGINT/SIGTERM. */
   readonly signal: AbortSignal;
-  /** Opens the Driver (once, after the arguments were checked); main closes it after run. */
-  driver(): Promise<Driver>;
+  /**
+   * The gate (once, after the arguments were checked): through the serving host when one serves,
+   * else a Driver opened in this process; main closes it after run.
+   */
+  gate(): Promise<GateAccess>;
+  /** What gate() opens with (data dir, config, token, socket), for a command that opens its own. */
+  readonly gateOptions: OpenGateOptions;
   readonly stdinIsTty: boolean;
+  /** For a line that must go out before the command ends (serve says when it is ready). */
+  readonly stdout: { write(text: string): unknown };
+  /** Where logs go (never stdout: `mcp` and --json use it). */
+  readonly stderr: { write(text: string): unknown };
 }
 
 export interface CommandResult {
@@ -48,20 +55,20 @@ export interface CommandSpec extends CommandShape {
   run(ctx: CommandContext): Promise<CommandResult>;
 }
 
-/** Just past the classifier's output-flowing window (a re-attach looks like fresh output until then). */
-const RECENT_ATTACH_MS = DEFAULT_FLOWING_MS + 50;
+/**
+ * Just past the classifier's output-flowing window (DEFAULT_FLOWING_MS + 50): a re-attach looks like
+ * fresh output until then. Written out so that this module (loaded by every command, also through
+ * a host) does not pull in the classifier.
+ */
+const RECENT_ATTACH_MS = 350;
 
 /** Exit status of `wait` when the outcome is a timeout, as coreutils' timeout(1) uses. */
 export const WAIT_TIMEOUT_EXIT = 124;
 
 const str = (v: OptionValues[string]): string | undefined => (typeof v === 'string' ? v : undefined);
 
-async function sessionOf(ctx: CommandContext): Promise<Session> {
-  return (await ctx.driver()).get(ctx.positionals[0] as string);
-}
-
-async function redacting(ctx: CommandContext): Promise<boolean> {
-  return (await ctx.driver()).config.redactSecrets;
+async function driveOf(ctx: CommandContext): Promise<RemoteDrive> {
+  return (await ctx.gate()).client.drive(ctx.positionals[0] as string);
 }
 
 function parseEnv(pairs: readonly string[]): Record<string, string> | undefined {
@@ -75,27 +82,23 @@ function parseEnv(pairs: readonly string[]): Record<string, string> | undefined 
   return env;
 }
 
-/**
- * Transcript entries as JSON: pane bytes decoded (one streaming decoder), text redacted as two
- * streams (output, typed input), so a secret split over entries is found.
- */
-function transcriptJson(entries: readonly TranscriptEntry[], redact: boolean): { entries: unknown[]; redactions: number } {
+/** Transcript entries as JSON: pane bytes decoded (one streaming decoder); the gate redacted them. */
+function transcriptJson(entries: readonly TranscriptEntry[]): { entries: unknown[] } {
   const decoder = new TextDecoder('utf-8');
-  let redactions = 0;
-  const texts = entries.map((e) => (e.data instanceof Uint8Array ? decoder.decode(e.data, { stream: true }) : typeof e.data === 'string' ? e.data : undefined));
-  if (redact) {
-    for (const kind of ['output', 'input'] as const) {
-      const at = entries.flatMap((e, i) => (e.kind === kind && texts[i] !== undefined ? [i] : []));
-      const r = redactTerminalChunks(at.map((i) => texts[i] as string));
-      redactions += r.count;
-      for (const [k, i] of at.entries()) texts[i] = r.chunks[k] ?? '';
-    }
-  }
-  const out = entries.map((e, i) => {
-    const text = texts[i];
+  const out = entries.map((e) => {
+    const text = e.data instanceof Uint8Array ? decoder.decode(e.data, { stream: true }) : typeof e.data === 'string' ? e.data : undefined;
     return { seq: e.seq, time: new Date(e.time).toISOString(), kind: e.kind, ...(text === undefined ? {} : { text }), ...(e.tags ? { tags: e.tags } : {}) };
   });
-  return { entries: out, redactions };
+  return { entries: out };
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s`, `30m`, `12h`, `7d` (or plain milliseconds) as milliseconds. */
+function durationArg(label: string, raw: string): number {
+  const m = /^(\d{1,12})(ms|s|m|h|d)?$/.exec(raw);
+  if (!m) throw usageError(`${label} must be a duration such as 90s, 30m, 12h or 7d (got "${raw}")`, { label });
+  return Number(m[1]) * (DURATION_UNITS[m[2] ?? 'ms'] ?? 1);
 }
 
 const SIGNALS: readonly SignalName[] = ['interrupt', 'terminate', 'kill', 'hangup'];
@@ -142,14 +145,11 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...(env ? { env } : {}),
         ...(str(ctx.values.objective) !== undefined ? { objective: str(ctx.values.objective) } : {}),
       };
-      const driver = await ctx.driver();
-      const s = await driver.create(opts);
-      const size = { cols: cols ?? driver.config.defaults.cols, rows: rows ?? driver.config.defaults.rows };
-      const info = driver.list().find((i) => i.id === s.id);
-      const attach = s.attachCommand();
+      const s = await (await ctx.gate()).client.create(opts);
+      const attach = await s.attachCommand();
       return {
-        json: { id: s.id, ...info, ...size, attachCommand: attach },
-        text: `created ${s.id} (allow ${s.allowId}, ${size.cols}x${size.rows}); it keeps running: drive it with tmux-drive send/key/wait/read ${s.id}\ntake over: ${shellQuote(attach)}`,
+        json: { ...s.info, attachCommand: attach },
+        text: `created ${s.id} (allow ${s.info.allowId}, ${s.info.cols}x${s.info.rows}); it keeps running: drive it with tmux-drive send/key/wait/read ${s.id}\ntake over: ${shellQuote(attach)}`,
       };
     },
   },
@@ -160,7 +160,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {},
     positionals: [0, 0],
     async run(ctx) {
-      const list = (await ctx.driver()).list();
+      const list = await (await ctx.gate()).client.list();
       const rows = list.map((i) => [i.id, i.allowId, i.state, i.reason ?? (i.exit ? `exit ${i.exit.code ?? `signal ${i.exit.signal ?? '?'}`}` : ''), i.createdAt]);
       return {
         json: { sessions: list },
@@ -180,14 +180,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       const scrollback = rawScroll === 'all' ? 'all' : intArg('--scrollback', rawScroll, 0);
       const mode = choiceArg('--mode', str(ctx.values.mode), ['digest', 'diff', 'full'] as const);
       const maxBytes = intArg('--max-bytes', str(ctx.values['max-bytes']), 64);
-      const r = (await sessionOf(ctx)).read({
+      const result = await (await driveOf(ctx)).read({
         ...(mode ? { mode } : {}),
         ...(maxBytes !== undefined ? { maxBytes } : {}),
         ...(format ? { format } : {}),
         ...(scrollback !== undefined ? { scrollback } : {}),
       });
-      const red = redactText(r.content, await redacting(ctx), r.format);
-      const result = { ...r, content: red.text, redactions: r.redactions + red.count };
       return { json: result, text: result.content.replace(/\n+$/, '') };
     },
   },
@@ -202,7 +200,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       const settle = intArg('--settle', str(ctx.values.settle), 0, 600_000);
       const text = ctx.positionals[1] as string;
       const submit = ctx.values.submit === true;
-      const s = await sessionOf(ctx);
+      const s = await driveOf(ctx);
       await s.sendText(text, { submit, ...(paste ? { paste } : {}), ...(settle !== undefined ? { settle } : {}) });
       return { json: { id: s.id, sent: text.length, submit }, text: `sent ${text.length} character(s) to ${s.id}${submit ? ' and pressed Enter' : ''}` };
     },
@@ -215,7 +213,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [2, 1000],
     async run(ctx) {
       const keys = ctx.positionals.slice(1);
-      const s = await sessionOf(ctx);
+      const s = await driveOf(ctx);
       await s.sendKeys(keys);
       return { json: { id: s.id, keys }, text: `sent ${keys.join(' ')} to ${s.id}` };
     },
@@ -248,16 +246,15 @@ export const COMMANDS: readonly CommandSpec[] = [
       }
       const forIdleMs = intArg('--idle', str(ctx.values.idle), 0, 600_000);
       const timeoutMs = intArg('--timeout', str(ctx.values.timeout), 1, 600_000);
-      const s = await sessionOf(ctx);
-      const r = await s.wait({
+      const s = await driveOf(ctx);
+      const result = await s.wait({
         ...(forIdleMs !== undefined ? { forIdleMs } : {}),
         ...(forText !== undefined ? { forText } : {}),
         ...(ctx.values.exit === true ? { forExit: true } : {}),
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
         signal: ctx.signal,
       });
-      const result = redactStrings({ id: s.id, ...r }, await redacting(ctx));
-      return { json: result, text: renderWait(s.id, result), ...(r.outcome === 'timeout' ? { exitCode: WAIT_TIMEOUT_EXIT } : {}) };
+      return { json: result, text: renderWait(s.id, result), ...(result.outcome === 'timeout' ? { exitCode: WAIT_TIMEOUT_EXIT } : {}) };
     },
   },
   {
@@ -267,13 +264,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {},
     positionals: [1, 1],
     async run(ctx) {
-      const s = await sessionOf(ctx);
-      // This process re-attached a moment ago, and the classifier counts the re-attach as output
-      // for its first DEFAULT_FLOWING_MS: wait (on events) until that window has passed, or until
-      // the timeout shows that output really is flowing, so that the verdict describes the program.
-      if (s.lifecycle === 'live') await s.wait({ forIdleMs: RECENT_ATTACH_MS, timeoutMs: RECENT_ATTACH_MS * 2, signal: ctx.signal });
-      const status = redactStrings(s.status(), await redacting(ctx));
-      return { json: { id: s.id, ...status }, text: renderStatus(s.id, status) };
+      const gate = await ctx.gate();
+      const s = gate.client.drive(ctx.positionals[0] as string);
+      let status = await s.status();
+      // In-process, this process re-attached a moment ago, and the classifier counts the re-attach
+      // as output for its first DEFAULT_FLOWING_MS: wait (on events) until that window has passed,
+      // or until the timeout shows that output really is flowing, so that the verdict describes the
+      // program. A serving host attached long ago.
+      if (gate.mode === 'in-process' && status.lifecycle === 'live') {
+        await s.wait({ forIdleMs: RECENT_ATTACH_MS, timeoutMs: RECENT_ATTACH_MS * 2, signal: ctx.signal });
+        status = await s.status();
+      }
+      return { json: status, text: renderStatus(s.id, status) };
     },
   },
   {
@@ -285,7 +287,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     async run(ctx) {
       const cols = intArg('COLS', ctx.positionals[1], 2, 1000) as number;
       const rows = intArg('ROWS', ctx.positionals[2], 2, 1000) as number;
-      const s = await sessionOf(ctx);
+      const s = await driveOf(ctx);
       await s.resize(cols, rows);
       return { json: { id: s.id, cols, rows }, text: `resized ${s.id} to ${cols}x${rows}` };
     },
@@ -298,7 +300,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [2, 2],
     async run(ctx) {
       const name = choiceArg('signal', ctx.positionals[1], SIGNALS) as SignalName;
-      const s = await sessionOf(ctx);
+      const s = await driveOf(ctx);
       await s.signal(name);
       return { json: { id: s.id, signal: name }, text: `sent ${name} to ${s.id}` };
     },
@@ -310,7 +312,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {},
     positionals: [1, 1],
     async run(ctx) {
-      const s = await sessionOf(ctx);
+      const s = await driveOf(ctx);
       await s.kill();
       return { json: { id: s.id, killed: true }, text: `killed ${s.id}` };
     },
@@ -322,8 +324,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: { 'read-only': { type: 'boolean' } },
     positionals: [1, 1],
     async run(ctx) {
-      const s = await sessionOf(ctx);
-      const argv = s.attachCommand({ readOnly: ctx.values['read-only'] === true });
+      const s = await driveOf(ctx);
+      const argv = await s.attachCommand({ readOnly: ctx.values['read-only'] === true });
       if (!ctx.stdinIsTty || ctx.global.json) return { json: { id: s.id, argv }, text: shellQuote(argv) };
       // The operator's tmux client needs no lease: the driver is closed first, so that the next
       // host (or this CLI again) can drive while the operator watches.
@@ -349,12 +351,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'mcp',
     usage: 'mcp',
-    summary: 'serve the nine terminal_session_* tools over MCP on stdio (one long-lived driver)',
+    summary: 'serve the nine terminal_session_* tools over MCP on stdio (through the serving host when one serves, else one long-lived driver)',
     options: {},
     positionals: [0, 0],
     async run(ctx) {
       const { runMcpServer } = await import('../mcp/server.js');
-      await runMcpServer({ ...(ctx.global.dataDir ? { dataDir: ctx.global.dataDir } : {}), ...(ctx.global.config ? { config: ctx.global.config } : {}) });
+      await runMcpServer({ gate: { ...ctx.gateOptions, reattach: 'all', persistent: true, owner: `tmux-drive mcp (pid ${process.pid})` } });
       return { json: null, text: '', raw: true };
     },
   },
@@ -367,29 +369,96 @@ export const COMMANDS: readonly CommandSpec[] = [
     async run(ctx) {
       const after = intArg('--after', str(ctx.values.after), 0);
       const limit = intArg('--limit', str(ctx.values.limit), 1);
-      const s = await sessionOf(ctx);
-      const screen = s.read({ format: 'ansi' });
-      const entries = s.transcript({ ...(after !== undefined ? { after } : {}), ...(limit !== undefined ? { limit } : {}) });
-      if (ctx.values.asciicast === true) {
-        // A CLI process holds only what it saw since its re-attach: when no output arrived since,
-        // the screen at the re-attach is the recording's first frame.
-        const sawOutput = entries.some((e) => e.kind === 'output');
-        const cast = toAsciicast(entries, {
-          cols: screen.cols,
-          rows: screen.rows,
-          title: s.id,
-          redact: await redacting(ctx),
-          ...(sawOutput || after !== undefined ? {} : { initialScreen: screen.content }),
-          ...(entries.length === 0 ? { startTime: Date.now() } : {}),
-        });
-        return { json: null, text: formatAsciicast(cast).replace(/\n$/, ''), raw: true };
-      }
-      const t = transcriptJson(entries, await redacting(ctx));
+      const s = await driveOf(ctx);
+      const page = { ...(after !== undefined ? { after } : {}), ...(limit !== undefined ? { limit } : {}) };
+      if (ctx.values.asciicast === true) return { json: null, text: (await s.asciicast(page)).replace(/\n$/, ''), raw: true };
+      const t = transcriptJson(await s.transcript(page));
       const lines = t.entries.map((e) => {
         const x = e as { seq: number; time: string; kind: string; text?: string; tags?: Record<string, unknown> };
         return `${x.seq}\t${x.time}\t${x.kind}${x.text !== undefined ? `\t${JSON.stringify(x.text)}` : ''}${x.tags ? `\t${JSON.stringify(x.tags)}` : ''}`;
       });
       return { json: { id: s.id, ...t }, text: lines.join('\n') };
+    },
+  },
+  {
+    name: 'serve',
+    usage: 'serve [--standby]',
+    summary: 'serve this data dir in the foreground: the CLI, tmux-drive mcp and clients go through it; SIGTERM stops it, the drives keep running',
+    help: [
+      '--standby  wait while another host serves, and take over the moment it ends (killed included)',
+      'One host per data dir: a second serve (without --standby) fails with HOST_HELD naming the holder.',
+      'Ready when it prints "serving …" on stdout; logs go to stderr.',
+    ],
+    options: { standby: { type: 'boolean' } },
+    positionals: [0, 0],
+    async run(ctx) {
+      const { serve } = await import('../serve/serve.js');
+      const log = (message: string): void => void ctx.stderr.write(`tmux-drive serve: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+      const standby = ctx.values.standby === true;
+      const host = await serve({
+        ...(ctx.global.dataDir ? { dataDir: ctx.global.dataDir } : {}),
+        ...(ctx.global.config ? { config: ctx.global.config } : {}),
+        ...(ctx.global.adoptOrphans ? { adoptOrphans: true } : {}),
+        standby,
+        signal: ctx.signal,
+        logger: { warn: (m) => log(`warning: ${m}`), info: log },
+        onWaiting: (holder) => log(holder ? `standby: pid ${holder.pid} serves; waiting to take over` : 'standby: in-process commands hold the data dir; waiting for them'),
+      });
+      const live = host.driver.list().filter((i) => i.state === 'live').length;
+      const ready = { serving: host.info.dataDir, socket: host.socketPath, pid: process.pid, drives: live };
+      ctx.stdout.write(ctx.global.json ? `${JSON.stringify(ready)}\n` : `serving ${ready.serving} on ${ready.socket} (pid ${ready.pid}, ${live} live drive(s))\n`);
+      await new Promise<void>((resolve) => {
+        if (ctx.signal.aborted) resolve();
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      log('stopping: the drives keep running');
+      await host.close();
+      return { json: null, text: '', raw: true };
+    },
+  },
+  {
+    name: 'token',
+    usage: 'token mint (--observe|--drive|--admin)… [--for NAME]… [--allow ID]… [--ttl DURATION] [--label TEXT] | token list | token revoke ID',
+    summary: 'capability tokens of the serving host: mint one for an agent (printed once), list them, revoke one',
+    help: [
+      '--observe         list, read, status, transcript, wait, subscribe, events',
+      '--drive           send, key, resize, signal',
+      '--admin           create, kill, attach, token mint/revoke/list',
+      '--for NAME        only this drive (repeatable); list shows only these',
+      '--allow ID        only drives of this allow entry (repeatable)',
+      '--ttl DURATION    expires after it: 90s, 30m, 12h, 7d (at most 366d)',
+      'An agent presents it in TMUX_DRIVE_TOKEN; the CLI then goes only through the host.',
+    ],
+    options: { observe: { type: 'boolean' }, drive: { type: 'boolean' }, admin: { type: 'boolean' }, for: { type: 'string', multiple: true }, allow: { type: 'string', multiple: true }, ttl: { type: 'string' }, label: { type: 'string' } },
+    positionals: [1, 2],
+    async run(ctx) {
+      const sub = choiceArg('token', ctx.positionals[0], ['mint', 'list', 'revoke'] as const);
+      if (sub === 'revoke') {
+        const id = ctx.positionals[1];
+        if (id === undefined) throw usageError('token revoke: the token id is required (see tmux-drive token list)');
+        await (await ctx.gate()).client.revoke(id);
+        return { json: { id, revoked: true }, text: `revoked ${id}` };
+      }
+      if (ctx.positionals.length > 1) throw usageError(`token ${sub}: unexpected argument "${ctx.positionals[1] ?? ''}"`);
+      if (sub === 'list') {
+        const tokens = await (await ctx.gate()).client.tokens();
+        const rows = tokens.map((t) => [t.id, t.scope.classes.join(','), t.scope.drives?.join(',') ?? '*', t.scope.allowIds?.join(',') ?? '*', t.scope.expiresAt ? new Date(t.scope.expiresAt).toISOString() : 'never', t.label ?? '']);
+        return { json: { tokens }, text: tokens.length === 0 ? 'no tokens (the owner token is always valid)' : renderTable(['ID', 'CLASSES', 'DRIVES', 'ALLOW', 'EXPIRES', 'LABEL'], rows) };
+      }
+      const classes = CAPABILITY_CLASSES.filter((c: CapabilityClass) => ctx.values[c] === true);
+      if (classes.length === 0) throw usageError('token mint: give at least one of --observe, --drive, --admin');
+      const drives = ctx.values.for as string[] | undefined;
+      const allowIds = ctx.values.allow as string[] | undefined;
+      const ttl = str(ctx.values.ttl);
+      const minted = await (await ctx.gate()).client.mint({
+        classes,
+        ...(drives ? { drives } : {}),
+        ...(allowIds ? { allowIds } : {}),
+        ...(ttl !== undefined ? { ttlMs: durationArg('--ttl', ttl) } : {}),
+        ...(str(ctx.values.label) !== undefined ? { label: str(ctx.values.label) } : {}),
+      });
+      // Text mode prints the token alone, for TOKEN=$(tmux-drive token mint …).
+      return { json: minted, text: minted.token };
     },
   },
 ];

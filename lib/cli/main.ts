@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 /**
- * `tmux-drive`: the library on the command line. Each invocation is its own host process:
- * Driver.open (re-attaches the live drives) → one call → driver.close() (detaches; the drives keep
- * running). Output is readable text, or one JSON document on stdout with --json. Any error: exit 1
- * (2 for usage errors) and one line on stderr, `tmux-drive: CODE: message`.
+ * `tmux-drive`: the library on the command line. Each invocation is one call of the gate: through
+ * the serving host of the data dir when one serves (`tmux-drive serve`; a thin client, no lease
+ * of its own), else as its own host process: Driver.open (re-attaches the drive it names) → one
+ * call → close (detaches; the drives keep running). Output is readable text, or one JSON document
+ * on stdout with --json. Any error: exit 1 (2 for usage errors) and one line on stderr,
+ * `tmux-drive: CODE: message`.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Driver } from '../driver/driver.js';
+import type { GateAccess, OpenGateOptions } from '../client/open-gate.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import { COMMANDS, DoctorFailed, type CommandResult, type CommandSpec } from './commands.js';
 import { parseCommandLine } from './parse-command-line.js';
@@ -19,6 +21,8 @@ export interface CliIo {
   readonly stdout: { write(text: string): unknown };
   readonly stderr: { write(text: string): unknown };
   readonly stdinIsTty: boolean;
+  /** TMUX_DRIVE_TOKEN and TMUX_DRIVE_SOCKET are read from it (default process.env). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 const GLOBAL_HELP = [
@@ -27,6 +31,8 @@ const GLOBAL_HELP = [
   "  --config FILE   the operator's config (YAML or JSON); without it only `shell` is allowed",
   '  --json          machine output: one JSON document on stdout (errors too)',
   '  --adopt-orphans re-attach live drives the journal lost (emptied or deleted), instead of refusing',
+  'environment: TMUX_DRIVE_TOKEN (a capability token: calls go only through the serving host),',
+  '  TMUX_DRIVE_SOCKET (the serving host\'s socket, when it is not under the data dir: an ssh forward)',
   '  -h, --help      help (tmux-drive COMMAND --help for one command)',
   '  --version',
 ];
@@ -102,7 +108,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let driver: Driver | undefined;
+  let gate: GateAccess | undefined;
   try {
     const parsed = parseCommandLine(argv, commandOf);
     json = parsed.global.json;
@@ -124,18 +130,32 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
-    let opening: Promise<Driver> | undefined;
-    const openDriver = (): Promise<Driver> => {
-      // Loaded on demand: help, usage errors and doctor stay quick (the driver pulls in SQLite and xterm).
-      opening ??= import('../driver/driver.js').then(({ Driver }) => Driver.open({
-        ...(parsed.global.dataDir ? { dataDir: parsed.global.dataDir } : {}),
-        ...(parsed.global.config ? { config: parsed.global.config } : {}),
-        owner: `tmux-drive ${spec.name} (pid ${process.pid})`,
-        ...(parsed.global.adoptOrphans ? { adoptOrphans: true } : {}),
-        // Only the drive this command names: other invocations may be driving other drives now.
-        reattach: spec.name === 'list' ? 'all' : spec.name === 'create' || parsed.positionals[0] === undefined ? [] : [parsed.positionals[0]],
-        logger: { warn: (message) => io.stderr.write(`tmux-drive: warning: ${oneLine(message)}\n`) },
-      })).then((d) => (driver = d));
+    if (spec.name === 'serve') {
+      // A foreground host: SIGTERM/SIGINT stop it cleanly (the drives keep running), every time.
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      const stop = (): void => controller.abort();
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    }
+    const env = io.env ?? process.env;
+    const token = env.TMUX_DRIVE_TOKEN && env.TMUX_DRIVE_TOKEN.length > 0 ? env.TMUX_DRIVE_TOKEN : undefined;
+    const socket = env.TMUX_DRIVE_SOCKET && env.TMUX_DRIVE_SOCKET.length > 0 ? env.TMUX_DRIVE_SOCKET : undefined;
+    const gateOptions: OpenGateOptions = {
+      ...(parsed.global.dataDir ? { dataDir: parsed.global.dataDir } : {}),
+      ...(parsed.global.config ? { config: parsed.global.config } : {}),
+      ...(token !== undefined ? { token } : {}),
+      ...(socket !== undefined ? { socket } : {}),
+      owner: `tmux-drive ${spec.name} (pid ${process.pid})`,
+      ...(parsed.global.adoptOrphans ? { adoptOrphans: true } : {}),
+      // In-process, only the drive this command names: other invocations may be driving other drives now.
+      reattach: spec.name === 'list' ? 'all' : spec.name === 'create' || parsed.positionals[0] === undefined ? [] : [parsed.positionals[0]],
+      logger: { warn: (message) => io.stderr.write(`tmux-drive: warning: ${oneLine(message)}\n`) },
+    };
+    let opening: Promise<GateAccess> | undefined;
+    const openGate = (): Promise<GateAccess> => {
+      // Loaded on demand: help, usage errors and doctor stay quick.
+      opening ??= import('../client/open-gate.js').then((m) => m.openGate(gateOptions)).then((g) => (gate = g));
       return opening;
     };
     const result: CommandResult = await spec.run({
@@ -144,13 +164,16 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       rest: parsed.rest,
       global: parsed.global,
       signal: controller.signal,
-      driver: openDriver,
+      gate: openGate,
+      gateOptions,
       stdinIsTty: io.stdinIsTty,
+      stdout: io.stdout,
+      stderr: io.stderr,
     });
-    if (driver) {
-      const d = driver;
-      driver = undefined;
-      await d.close();
+    if (gate) {
+      const g = gate;
+      gate = undefined;
+      await g.close();
     }
     if (result.raw) {
       if (result.text) io.stdout.write(`${result.text}\n`);
@@ -159,7 +182,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (result.afterClose) return await result.afterClose();
     return result.exitCode ?? 0;
   } catch (err) {
-    if (driver) await driver.close().catch(() => undefined);
+    if (gate) await gate.close().catch(() => undefined);
     const report = errorReport(err);
     const error = { code: report.code, message: report.message, ...(report.details ?? {}) };
     if (err instanceof DoctorFailed) io.stdout.write(json ? `${JSON.stringify({ ...(err.report.json as object), error })}\n` : `${err.report.text}\n`);

@@ -52,7 +52,20 @@ export type ErrorCode =
   /** The session's backend cannot do this (spawn: no snapshot, no fidelity check, no operator attach). */
   | 'UNSUPPORTED'
   /** node-pty could not start the program's pty (fork or pty allocation failed). */
-  | 'SPAWN_FAILED';
+  | 'SPAWN_FAILED'
+  // the serving host and its clients (lib/serve, lib/client)
+  /** The capability token does not allow this verb, or this drive or allow entry. */
+  | 'NOT_PERMITTED'
+  /** No token, an unknown, revoked or expired one. */
+  | 'TOKEN_INVALID'
+  /** Another process serves this data dir (or in-process commands hold it): its pid is named. */
+  | 'HOST_HELD'
+  /** The connection to the serving host ended before the call's answer (delivery unknown). */
+  | 'HOST_LOST'
+  /** No host serves this data dir, and the call needs one (a scoped token, mint, revoke). */
+  | 'NOT_SERVING'
+  /** A message on the host's socket that is not the protocol (bad JSON, unknown method, no hello). */
+  | 'PROTOCOL_ERROR';
 
 export class TmuxDriveError extends Error {
   readonly code: ErrorCode;

@@ -8,6 +8,7 @@
  * Error replies never repeat what the line carried (it may be a secret, or huge): messages are
  * fixed text plus the paths and codes of schema issues whose path segments are plain names.
  */
+import { nestingDepth, readIdLeniently, type ReadableId } from '../wire/json-line.js';
 import { CallToolRequestSchema, InitializeRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema, PingRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /** The JSON-RPC 2.0 error codes this layer answers with (the SDK adds -32601 and its own). */
@@ -17,6 +18,8 @@ export const JsonRpcCode = {
   InvalidParams: -32602,
 } as const;
 type JsonRpcCode = (typeof JsonRpcCode)[keyof typeof JsonRpcCode];
+
+export { readIdLeniently, type ReadableId };
 
 export const LINE_LIMITS = {
   /**
@@ -30,8 +33,6 @@ export const LINE_LIMITS = {
   maxDepth: 64,
 } as const;
 
-/** A JSON-RPC id as MCP allows it (a string or an integer), or any other number a client used. */
-export type ReadableId = string | number;
 
 export interface ErrorReply {
   readonly jsonrpc: '2.0';
@@ -85,123 +86,6 @@ function describeIssues(issues: readonly SchemaIssue[]): string {
       return `${path || '(message)'}: ${typeof issue.code === 'string' && /^[a-z_]{1,32}$/.test(issue.code) ? issue.code : 'invalid'}`;
     })
     .join('; ');
-}
-
-/** Deepest nesting of arrays and objects outside strings; stops counting past `limit`. */
-function nestingDepth(bytes: Uint8Array, limit: number): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (inString) {
-      if (b === 0x5c) i++; // backslash: the next byte is escaped
-      else if (b === 0x22) inString = false;
-    } else if (b === 0x22) inString = true;
-    else if (b === 0x5b || b === 0x7b) {
-      depth++;
-      if (depth > deepest) {
-        deepest = depth;
-        if (deepest > limit) return deepest;
-      }
-    } else if (b === 0x5d || b === 0x7d) depth--;
-  }
-  return deepest;
-}
-
-// ---- reading an id out of a line that is not valid JSON --------------------------------------
-
-const WHITESPACE = new Set([' ', '\t', '\n', '\r']);
-
-function skipWhitespace(text: string, i: number): number {
-  while (i < text.length && WHITESPACE.has(text[i] as string)) i++;
-  return i;
-}
-
-/** Index of the closing quote of the string opening at `i`, or -1 when it does not end. */
-function stringEnd(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    const c = text[j];
-    if (c === '\\') j++;
-    else if (c === '"') return j;
-  }
-  return -1;
-}
-
-/** Index just after the value starting at `i`, or -1 when it does not end in `text`. */
-function skipValue(text: string, i: number): number {
-  const c = text[i];
-  if (c === '"') {
-    const end = stringEnd(text, i);
-    return end < 0 ? -1 : end + 1;
-  }
-  if (c === '{' || c === '[') {
-    let depth = 0;
-    for (let j = i; j < text.length; j++) {
-      const d = text[j];
-      if (d === '"') {
-        j = stringEnd(text, j);
-        if (j < 0) return -1;
-      } else if (d === '{' || d === '[') depth++;
-      else if (d === '}' || d === ']') {
-        depth--;
-        if (depth === 0) return j + 1;
-      }
-    }
-    return -1;
-  }
-  let j = i;
-  while (j < text.length && !WHITESPACE.has(text[j] as string) && text[j] !== ',' && text[j] !== '}' && text[j] !== ']') j++;
-  return j === i || j === text.length ? -1 : j;
-}
-
-const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/;
-
-/**
- * The `id` member of a top-level object, read without parsing the rest: for a line that is cut
- * off, badly encoded or malformed after its id. Only a complete string or number followed by a
- * delimiter counts (a number at the very end may have been cut). Linear in the text.
- */
-export function readIdLeniently(text: string): ReadableId | undefined {
-  let i = skipWhitespace(text, 0);
-  if (text[i] !== '{') return undefined;
-  i++;
-  for (;;) {
-    i = skipWhitespace(text, i);
-    if (text[i] !== '"') return undefined;
-    const keyEnd = stringEnd(text, i);
-    if (keyEnd < 0) return undefined;
-    let key: unknown;
-    try {
-      key = JSON.parse(text.slice(i, keyEnd + 1));
-    } catch {
-      return undefined;
-    }
-    i = skipWhitespace(text, keyEnd + 1);
-    if (text[i] !== ':') return undefined;
-    i = skipWhitespace(text, i + 1);
-    if (key === 'id') {
-      if (text[i] === '"') {
-        const end = stringEnd(text, i);
-        if (end < 0) return undefined;
-        try {
-          return JSON.parse(text.slice(i, end + 1)) as string;
-        } catch {
-          return undefined;
-        }
-      }
-      const m = NUMBER.exec(text.slice(i, i + 64));
-      if (!m) return undefined;
-      const after = text[i + m[0].length];
-      if (after === undefined || !(WHITESPACE.has(after) || after === ',' || after === '}')) return undefined;
-      return readableId(Number(m[0]));
-    }
-    i = skipValue(text, i);
-    if (i < 0) return undefined;
-    i = skipWhitespace(text, i);
-    if (text[i] !== ',') return undefined;
-    i++;
-  }
 }
 
 // ---- verdicts -------------------------------------------------------------------------------

@@ -1,23 +1,24 @@
 /**
- * `tmux-drive mcp`: an MCP server on stdio exposing the nine terminal_session_* tools. One
- * long-lived Driver per server process: opened at start (re-attaching the live drives by name),
- * closed when stdin ends or on SIGTERM/SIGINT (detaching: the drives keep running for the next
- * server), never because of what a client sent (StdioLineTransport answers or skips bad lines).
- * The allowlist and every other setting come from the operator's config file (or the built-in
- * default); no tool can widen them.
+ * `tmux-drive mcp`: an MCP server on stdio exposing the nine terminal_session_* tools. Its calls go
+ * to the gate of the data dir: through the serving host when one serves (it reconnects to a
+ * standby that takes over), else one long-lived Driver in this process, opened at start
+ * (re-attaching the live drives by name) and closed when stdin ends or on SIGTERM/SIGINT
+ * (detaching: the drives keep running for the next server). Never closed because of what a
+ * client sent (StdioLineTransport answers or skips bad lines). The allowlist and every other
+ * setting come from the operator's config file (or the built-in default); no tool can widen them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { Driver } from '../driver/driver.js';
+import type { Client } from '../client/client.js';
+import { openGate, type OpenGateOptions } from '../client/open-gate.js';
 import { registerTerminalTools, SERVER_INSTRUCTIONS } from './terminal-tools.js';
 import { StdioLineTransport } from './stdio-line-transport.js';
 
 export interface McpServerOptions {
-  readonly dataDir?: string;
-  /** The operator's config file (YAML or JSON). Absent: the built-in default (only `shell`). */
-  readonly config?: string;
+  /** How to reach the gate (data dir, config file, token, socket); logger and owner are set here. */
+  readonly gate: Omit<OpenGateOptions, 'logger'>;
   readonly stdin?: NodeJS.ReadableStream;
   readonly stdout?: NodeJS.WritableStream;
   /** Where warnings go (never stdout: it carries the protocol). */
@@ -35,24 +36,29 @@ function packageVersion(): string {
   }
 }
 
-/** An McpServer with the nine tools over `driver` (not connected to a transport). */
-export function createMcpServer(driver: Driver): McpServer {
+/** An McpServer with the nine tools over `client` (not connected to a transport). */
+export function createMcpServer(client: Client): McpServer {
   // logging: a backgrounded wait announces its completion as a log notification.
   const server = new McpServer({ name: 'tmux-drive', version: packageVersion() }, { instructions: SERVER_INSTRUCTIONS, capabilities: { logging: {} } });
-  registerTerminalTools(server, driver);
+  registerTerminalTools(server, client);
   return server;
 }
 
-/** Serves until stdin ends or SIGTERM/SIGINT; then detaches from every drive and resolves. */
-export async function runMcpServer(opts: McpServerOptions = {}): Promise<void> {
+/** Serves until stdin ends or SIGTERM/SIGINT; then lets go of the gate (in-process: detaches every drive) and resolves. */
+export async function runMcpServer(opts: McpServerOptions): Promise<void> {
   const stderr = opts.stderr ?? process.stderr;
-  const driver = await Driver.open({
-    ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
-    ...(opts.config ? { config: opts.config } : {}),
-    owner: `tmux-drive mcp (pid ${process.pid})`,
+  const gate = await openGate({
+    ...opts.gate,
     logger: { warn: (message) => stderr.write(`tmux-drive mcp: warning: ${message.replace(/\s*\n\s*/g, ' ')}\n`) },
   });
-  const server = createMcpServer(driver);
+  const server = createMcpServer(gate.client);
+  let stopping = false;
+  const note = (message: string): void => void stderr.write(`tmux-drive mcp: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  gate.client.on('disconnected', (reason) => note(`the serving host went away (${reason}); waiting for one to serve again`));
+  gate.client.on('reconnected', (host) => note(`serving host pid ${host.pid} answers again`));
+  gate.client.on('closed', (reason) => {
+    if (!stopping) note(`no serving host: ${reason}; tool calls fail until this server is restarted`);
+  });
   const stdin = (opts.stdin ?? process.stdin) as NodeJS.ReadStream;
   const log = (message: string): void => void stderr.write(`tmux-drive mcp: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
   const transport = new StdioLineTransport({ stdin, stdout: opts.stdout ?? process.stdout, log });
@@ -61,7 +67,6 @@ export async function runMcpServer(opts: McpServerOptions = {}): Promise<void> {
     finish = resolve;
   });
   let closing: Promise<void> | undefined;
-  let stopping = false;
   const shutdown = (): Promise<void> => {
     // server.close() calls transport.onclose, which calls shutdown again: the flag is set before.
     if (stopping) return closing ?? Promise.resolve();
@@ -72,7 +77,7 @@ export async function runMcpServer(opts: McpServerOptions = {}): Promise<void> {
       stdin.off('end', onEnd);
       stdin.off('close', onEnd);
       await server.close().catch(() => undefined);
-      await driver.close();
+      await gate.close();
       finish();
     })();
     return closing;

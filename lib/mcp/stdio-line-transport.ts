@@ -9,6 +9,7 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineFramer } from '../wire/json-line.js';
 import { LINE_LIMITS, judgeLine, judgeOversizeLine, type LineVerdict } from './json-rpc-line.js';
 
 export interface StdioLineTransportOptions {
@@ -18,19 +19,18 @@ export interface StdioLineTransportOptions {
   readonly log: (message: string) => void;
 }
 
-const NEWLINE = 0x0a;
-const CR = 0x0d;
-
 export class StdioLineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  /** The current line's bytes so far (while it is within the limit). */
-  private parts: Buffer[] = [];
-  private size = 0;
-  /** Set once the current line passed the limit: its first bytes, kept to find its id. */
-  private head: Buffer | undefined;
+  /** Lines framed on bytes; an oversize one is skipped to its newline, never buffered whole. */
+  private readonly framer = new LineFramer({
+    maxLineBytes: LINE_LIMITS.maxLineBytes,
+    headBytes: LINE_LIMITS.headBytes,
+    onLine: (line) => this.act(judgeLine(line)),
+    onOversize: (head, size) => this.act(judgeOversizeLine(head, size)),
+  });
   /** Set while stdout is full: one wait for its 'drain', shared by every write meanwhile. */
   private draining: Promise<void> | undefined;
   private started = false;
@@ -56,62 +56,23 @@ export class StdioLineTransport implements Transport {
     this.opts.stdin.off('data', this.onData);
     this.opts.stdin.off('end', this.onEnd);
     this.opts.stdout.off('error', this.onOutputError);
-    this.parts = [];
-    this.head = undefined;
+    this.framer.end();
     this.onclose?.();
   }
 
   private readonly onData = (chunk: Buffer | string): void => {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    let start = 0;
-    for (let nl = bytes.indexOf(NEWLINE, start); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
-      this.take(bytes.subarray(start, nl));
-      this.endLine();
-      start = nl + 1;
-    }
-    if (start < bytes.length) this.take(bytes.subarray(start));
+    this.framer.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
   };
 
   private readonly onEnd = (): void => {
-    if (this.size > 0 || this.head) this.opts.log(`ignored an unterminated last line of ${this.size} bytes at end of input`);
-    this.parts = [];
-    this.size = 0;
-    this.head = undefined;
+    const size = this.framer.end();
+    if (size > 0) this.opts.log(`ignored an unterminated last line of ${size} bytes at end of input`);
   };
 
   private readonly onOutputError = (error: Error): void => {
     this.opts.log(`stdout failed (${(error as NodeJS.ErrnoException).code ?? error.message}): closing`);
     void this.close();
   };
-
-  /** Adds bytes of the current line, switching to skipping once it passes the limit. */
-  private take(bytes: Buffer): void {
-    if (bytes.length === 0) return;
-    this.size += bytes.length;
-    if (this.head) return;
-    this.parts.push(bytes);
-    if (this.size > LINE_LIMITS.maxLineBytes) {
-      const whole = Buffer.concat(this.parts);
-      this.head = Buffer.from(whole.subarray(0, LINE_LIMITS.headBytes));
-      this.parts = [];
-    }
-  }
-
-  private endLine(): void {
-    const size = this.size;
-    let verdict: LineVerdict;
-    if (this.head) {
-      verdict = judgeOversizeLine(this.head, size);
-    } else {
-      let line = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts, size);
-      if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
-      verdict = judgeLine(line);
-    }
-    this.parts = [];
-    this.size = 0;
-    this.head = undefined;
-    this.act(verdict);
-  }
 
   private act(verdict: LineVerdict): void {
     switch (verdict.kind) {

@@ -1,17 +1,18 @@
 /**
- * The nine MCP tools, each a thin call of the Driver/Session API. They add words an agent can act
- * on (descriptions, hints, an untrusted wrapper around screens), never authority: what may launch
- * and how comes only from the operator's config, through the same Driver.create gate as every
- * other surface. Errors become tool errors (isError) with the library's stable code.
+ * The nine MCP tools, each a thin call of the gate through a Client (the serving host's, or the
+ * in-process one). They add words an agent can act on (descriptions, hints, an untrusted wrapper
+ * around screens), never authority: what may launch and how comes only from the operator's
+ * config, through the same gate as every other surface; the gate also redacts. Errors become
+ * tool errors (isError) with the library's stable code.
  */
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Driver } from '../driver/driver.js';
+import type { Client } from '../client/client.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import { BackgroundWaits, type RaceOutcome } from './background-waits.js';
 import { closedArgs } from './tool-arguments.js';
-import { redactStrings, redactText, wrapUntrustedOutput } from './untrusted-output.js';
+import { wrapUntrustedOutput } from './untrusted-output.js';
 
 export const TOOL_NAMES = [
   'terminal_session_create',
@@ -99,8 +100,7 @@ export const SERVER_INSTRUCTIONS = [
   'Sessions keep running between your calls and across restarts of this server; find them with terminal_session_list.',
 ].join(' ');
 
-export function registerTerminalTools(server: McpServer, driver: Driver): void {
-  const redact = (): boolean => driver.config.redactSecrets;
+export function registerTerminalTools(server: McpServer, client: Client): void {
   // A backgrounded wait's completion reaches the client as a log notification (content-free
   // beyond what the wait itself returns: outcome, status, hint; redacted like every result).
   const backgroundWaits = new BackgroundWaits((waitId, sessionId, settlement) => {
@@ -143,7 +143,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
     },
     (args) =>
       guarded(async () => {
-        const s = await driver.create({
+        const s = await client.create({
           allowId: args.allowId,
           ...(args.args ? { args: args.args } : {}),
           ...(args.project !== undefined ? { project: args.project } : {}),
@@ -158,8 +158,8 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
         return json({
           sessionId: s.id,
           allowId: s.allowId,
-          cols: args.cols ?? driver.config.defaults.cols,
-          rows: args.rows ?? driver.config.defaults.rows,
+          cols: s.info.cols,
+          rows: s.info.rows,
           next: 'call terminal_session_wait with forText set to the program prompt (or forIdleMs: 1000) before sending input',
         });
       }),
@@ -175,9 +175,9 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
       annotations: { readOnlyHint: true },
     },
     () =>
-      guarded(() =>
+      guarded(async () =>
         json({
-          sessions: driver.list().map(({ id, ...rest }) => ({ sessionId: id, ...rest })),
+          sessions: (await client.list()).map(({ id, ...rest }) => ({ sessionId: id, ...rest })),
         }),
       ),
   );
@@ -202,20 +202,18 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
       annotations: { readOnlyHint: true },
     },
     (args) =>
-      guarded(() => {
-        const r = driver.get(args.sessionId).read({
-          caller: 'mcp',
+      guarded(async () => {
+        const r = await client.drive(args.sessionId).read({
           ...(args.mode ? { mode: args.mode } : {}),
           ...(args.maxBytes !== undefined ? { maxBytes: args.maxBytes } : {}),
           ...(args.format ? { format: args.format } : {}),
           ...(args.scrollback !== undefined ? { scrollback: args.scrollback } : {}),
         });
-        const red = redactText(r.content, redact());
-        const redactions = r.redactions + red.count;
+        const redactions = r.redactions;
         const diffNote = r.diff ? ` Diff: ${r.diff.first ? 'first read, every row' : `${r.diff.changed.length} row(s) changed`}${r.diff.removed.length > 0 ? `, rows ${r.diff.removed.join(',')} removed` : ''}.` : '';
         const cutNote = r.truncated ? ` Truncated: the top ${r.truncated.droppedBytes} bytes were dropped (maxBytes).` : '';
         const summary = `Screen of session "${args.sessionId}": ${r.cols}x${r.rows} (${r.format}), cursor at column ${r.cursor.x} row ${r.cursor.y}${r.cursor.visible ? '' : ' (hidden)'}, ${r.alternate ? 'alternate (full-screen) screen' : 'main screen'}, seq ${r.seq}, ${redactions} secret(s) redacted.\nRead mode: ${r.mode}.${diffNote}${cutNote}`;
-        return { content: [{ type: 'text', text: wrapUntrustedOutput(red.text, { session: args.sessionId, summary }) }] };
+        return { content: [{ type: 'text', text: wrapUntrustedOutput(r.content, { session: args.sessionId, summary }) }] };
       }),
   );
 
@@ -241,7 +239,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
     },
     (args) =>
       guarded(async () => {
-        await driver.get(args.sessionId).sendText(args.text, {
+        await client.drive(args.sessionId).sendText(args.text, {
           ...(args.submit !== undefined ? { submit: args.submit } : {}),
           ...(args.paste ? { paste: args.paste } : {}),
           ...(args.settle !== undefined ? { settle: args.settle } : {}),
@@ -268,7 +266,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
     },
     (args) =>
       guarded(async () => {
-        await driver.get(args.sessionId).sendKeys(args.keys);
+        await client.drive(args.sessionId).sendKeys(args.keys);
         return json({ sessionId: args.sessionId, keys: args.keys });
       }),
   );
@@ -297,7 +295,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
     },
     (args, extra) =>
       guarded(async () => {
-        const s = driver.get(args.sessionId);
+        const s = client.drive(args.sessionId);
         const afterMs = args.backgroundAfterMs ?? DEFAULT_BACKGROUND_AFTER_MS;
         if (args.waitId !== undefined) {
           const extraArgs = (['forIdleMs', 'forText', 'forExit', 'timeoutMs'] as const).filter((k) => args[k] !== undefined);
@@ -326,8 +324,9 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
               ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}),
               signal,
             });
-            const verdict = s.outcome;
-            return redactStrings({ sessionId: args.sessionId, ...r, ...(verdict ? { driveOutcome: verdict } : {}), next: NEXT_AFTER_WAIT[r.outcome === 'timeout' && r.producing ? 'producing' : r.outcome] }, redact());
+            // The gate has redacted the result and added the drive's outcome once it has one.
+            const { id: _id, ...result } = r;
+            return { sessionId: args.sessionId, ...result, next: NEXT_AFTER_WAIT[r.outcome === 'timeout' && r.producing ? 'producing' : r.outcome] };
           });
           return waitReply(outcome);
         } finally {
@@ -350,10 +349,9 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
       annotations: { readOnlyHint: true },
     },
     (args) =>
-      guarded(() => {
-        const s = driver.get(args.sessionId);
-        const verdict = s.outcome;
-        return json(redactStrings({ sessionId: args.sessionId, ...s.status(), ...(verdict ? { driveOutcome: verdict } : {}) }, redact()));
+      guarded(async () => {
+        const { id: _id, lifecycle: _lifecycle, ...status } = await client.drive(args.sessionId).status();
+        return json({ sessionId: args.sessionId, ...status });
       }),
   );
 
@@ -371,7 +369,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
     },
     (args) =>
       guarded(async () => {
-        await driver.get(args.sessionId).resize(args.cols, args.rows);
+        await client.drive(args.sessionId).resize(args.cols, args.rows);
         return json({ sessionId: args.sessionId, cols: args.cols, rows: args.rows });
       }),
   );
@@ -387,7 +385,7 @@ export function registerTerminalTools(server: McpServer, driver: Driver): void {
     },
     (args) =>
       guarded(async () => {
-        await driver.get(args.sessionId).kill();
+        await client.drive(args.sessionId).kill();
         return json({ sessionId: args.sessionId, killed: true });
       }),
   );

@@ -1,0 +1,347 @@
+/**
+ * lib/client: the library's client of a serving host, with the Session-shaped API
+ * (`Client.connect(dataDir, { token })`, `client.drive(id)`, `client.create(…)`): a harness, the
+ * CLI and the MCP server drive what a host holds through it, without a lease of their own.
+ *
+ * When the host goes away (it was stopped, or killed and a standby takes over) the client
+ * reconnects by itself: it waits for the socket to reappear (woken by the kernel, see
+ * socket-watch.ts), says hello again, and resumes each subscription after the last journal seq it
+ * delivered, so a listener sees every stored journal event exactly once. Calls made meanwhile
+ * wait for the new host; a call that was in flight when the host went is sent again only if it
+ * changes nothing (read, status, list, …); any other fails with HOST_LOST (`delivery: 'unknown'`).
+ *
+ * Imports: lib/wire, the public types of the library; the socket and (for in-process commands)
+ * the gate through a HostConnection.
+ */
+import { EventEmitter } from 'node:events';
+import type { Disposable } from '../common/disposable.js';
+import { TmuxDriveError } from '../common/errors.js';
+import type { CreateOptions, SessionInfo } from '../driver/driver.js';
+import { HostError } from '../wire/host-error.js';
+import { IDEMPOTENT_VERBS, type FeedItem, type HostInfo, type Identity, type ItemParams, type Scope } from '../wire/protocol.js';
+import { servePaths } from '../serve/serve-paths.js';
+import { readOwnerToken } from '../serve/token-store.js';
+import { SocketConnection, type HostConnection } from './host-connection.js';
+import { RemoteDrive, type DriveChannel, type JournalItem, type RemoteDriveEvents } from './remote-drive.js';
+import { SocketWatch } from './socket-watch.js';
+
+export interface ClientOptions {
+  /** The data dir a host serves (its socket and, by default, its owner token are found there). */
+  readonly dataDir?: string;
+  /** The host's socket, when it is not under a data dir here (an ssh-forwarded socket). */
+  readonly socket?: string;
+  /** The capability token; default: the data dir's owner token (readable only by its user). */
+  readonly token?: string;
+  /** Reconnect when the host goes away (default true). */
+  readonly reconnect?: boolean;
+  /** How long to wait for a host to serve again before giving up (default 30 s). */
+  readonly reconnectTimeoutMs?: number;
+  readonly helloTimeoutMs?: number;
+}
+
+export type ClientEvents = {
+  /** The host went away; the client is waiting for one to serve again. */
+  disconnected: [reason: string];
+  /** Serving again (`host.startedAt` tells a new host from the same one). */
+  reconnected: [host: HostInfo];
+  /** For good: close() was called, or no host came back in time. */
+  closed: [reason: string];
+  /** A subscription could not be (re)made for a drive. */
+  subscriptionError: [drive: string, error: TmuxDriveError];
+};
+
+export interface MintOptions {
+  readonly classes: Scope['classes'];
+  readonly drives?: readonly string[];
+  readonly allowIds?: readonly string[];
+  readonly ttlMs?: number;
+  readonly label?: string;
+}
+
+export interface TokenInfo {
+  readonly id: string;
+  readonly scope: Scope;
+  readonly label?: string;
+  readonly createdAt: number;
+  readonly mintedBy: string;
+}
+
+const DEFAULT_RECONNECT_TIMEOUT_MS = 30_000;
+
+interface Feed {
+  readonly emitter: EventEmitter<RemoteDriveEvents>;
+  listeners: number;
+  /** The last journal seq delivered: a resumed subscription starts after it. */
+  lastSeq: number;
+  output: boolean;
+  subscribed: boolean;
+  /** The host's id of the current subscription (a new one after each reconnect). */
+  subscription?: number;
+}
+
+type Waiter = { resolve(): void; reject(err: TmuxDriveError): void };
+
+export class Client implements DriveChannel {
+  private state: 'open' | 'reconnecting' | 'closed' = 'open';
+  private readonly feeds = new Map<string, Feed>();
+  private readonly emitter = new EventEmitter<ClientEvents>();
+  private waiters: Waiter[] = [];
+  private helloInfo: { host: HostInfo; identity: Identity };
+
+  private constructor(
+    private connection: HostConnection,
+    private readonly reopen: (() => Promise<HostConnection>) | undefined,
+    private readonly watchTarget: { readonly path: string; readonly fileEvents: boolean } | undefined,
+    private readonly reconnectTimeoutMs: number,
+  ) {
+    this.helloInfo = { host: connection.hello.host, identity: connection.hello.identity };
+    this.wire(connection);
+  }
+
+  /** Connects to the host serving `dataDir` (or the socket in `opts`), presenting the token. */
+  static async connect(target: string | ClientOptions, opts: ClientOptions = {}): Promise<Client> {
+    const o: ClientOptions = typeof target === 'string' ? { ...opts, dataDir: target } : { ...target, ...opts };
+    const paths = o.dataDir !== undefined ? servePaths(o.dataDir) : undefined;
+    const socket = o.socket ?? paths?.socket;
+    if (socket === undefined) throw new TmuxDriveError('BAD_ARGUMENT', 'Client.connect needs a data dir or a socket');
+    const token = o.token ?? (paths ? readOwnerToken(paths) : undefined);
+    const open = (): Promise<HostConnection> => SocketConnection.open(socket, token, o.helloTimeoutMs);
+    const first = await open();
+    const reconnect = o.reconnect ?? true;
+    return new Client(first, reconnect ? open : undefined, { path: socket, fileEvents: o.socket === undefined }, o.reconnectTimeoutMs ?? DEFAULT_RECONNECT_TIMEOUT_MS);
+  }
+
+  /** A client over a connection made elsewhere (in-process commands). @internal */
+  static over(connection: HostConnection): Client {
+    return new Client(connection, undefined, undefined, 0);
+  }
+
+  get host(): HostInfo {
+    return this.helloInfo.host;
+  }
+
+  get identity(): Identity {
+    return this.helloInfo.identity;
+  }
+
+  get connected(): boolean {
+    return this.state === 'open';
+  }
+
+  on<E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void): Disposable {
+    this.emitter.on(event, listener as never);
+    return { dispose: () => void this.emitter.off(event, listener as never) };
+  }
+
+  drive(id: string): RemoteDrive {
+    return new RemoteDrive(this, id);
+  }
+
+  async list(): Promise<SessionInfo[]> {
+    return ((await this.call('list', {})) as { sessions: SessionInfo[] }).sessions;
+  }
+
+  /** Launches a drive through the host's gate (the token needs admin, and the allow entry in its scope). */
+  async create(opts: CreateOptions): Promise<RemoteDrive & { readonly info: SessionInfo & { readonly cols: number; readonly rows: number } }> {
+    const info = (await this.call('create', { ...opts })) as SessionInfo & { cols: number; rows: number };
+    return Object.assign(new RemoteDrive(this, info.id, info.allowId), { info });
+  }
+
+  async events(id: string, opts: { afterSeq?: number; limit?: number } = {}): Promise<JournalItem[]> {
+    return this.drive(id).events(opts);
+  }
+
+  /** A new token within this client's own scope; the token itself is shown only here. */
+  async mint(opts: MintOptions): Promise<TokenInfo & { readonly token: string }> {
+    return (await this.call('mint', { ...opts })) as TokenInfo & { token: string };
+  }
+
+  async revoke(id: string): Promise<void> {
+    await this.call('revoke', { id });
+  }
+
+  async tokens(): Promise<TokenInfo[]> {
+    return ((await this.call('tokens', {})) as { tokens: TokenInfo[] }).tokens;
+  }
+
+  /** One call of the gate. @internal (the methods above and RemoteDrive's are the API) */
+  async call(method: string, params: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<unknown> {
+    await this.ready();
+    try {
+      return await this.connection.call(method, params, signal);
+    } catch (err) {
+      // In flight when the host went: a call that changes nothing is asked again of the next host.
+      if (err instanceof HostError && err.code === 'HOST_LOST' && this.reopen && IDEMPOTENT_VERBS.has(method) && this.state !== 'closed') {
+        return this.call(method, params, signal);
+      }
+      throw err;
+    }
+  }
+
+  listen<E extends keyof RemoteDriveEvents>(drive: string, event: E, listener: (...args: RemoteDriveEvents[E]) => void): Disposable {
+    let feed = this.feeds.get(drive);
+    if (!feed) {
+      feed = { emitter: new EventEmitter<RemoteDriveEvents>(), listeners: 0, lastSeq: 0, output: false, subscribed: false };
+      this.feeds.set(drive, feed);
+    }
+    const f = feed;
+    f.emitter.on(event, listener as never);
+    f.listeners += 1;
+    const wantsOutput = event === 'output' && !f.output;
+    if (wantsOutput) f.output = true;
+    if (!f.subscribed || wantsOutput) this.subscribe(drive, f);
+    let disposed = false;
+    return {
+      dispose: () => {
+        if (disposed) return;
+        disposed = true;
+        f.emitter.off(event, listener as never);
+        f.listeners -= 1;
+        if (f.listeners > 0 || this.feeds.get(drive) !== f) return;
+        this.feeds.delete(drive);
+        if (f.subscribed && f.subscription !== undefined && this.state === 'open') void this.connection.call('unsubscribe', { subscription: f.subscription }).catch(() => undefined);
+      },
+    };
+  }
+
+  /** Closes the connection; subscriptions end. Idempotent. */
+  async close(): Promise<void> {
+    this.finish('closed by the client');
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private subscribe(drive: string, feed: Feed): void {
+    feed.subscribed = true;
+    this.call('subscribe', { id: drive, afterSeq: feed.lastSeq, output: feed.output }).then(
+      (r) => {
+        feed.subscription = (r as { subscription: number }).subscription;
+      },
+      (err: unknown) => {
+        feed.subscribed = false;
+        this.emitter.emit('subscriptionError', drive, err instanceof TmuxDriveError ? err : new HostError('PROTOCOL_ERROR', String(err)));
+      },
+    );
+  }
+
+  private wire(connection: HostConnection): void {
+    connection.onItem = (p) => this.onItem(p);
+    connection.onClose = (reason) => this.onLost(reason);
+  }
+
+  private onItem(p: ItemParams): void {
+    const feed = this.feeds.get(p.drive);
+    if (!feed) return;
+    const item: FeedItem = p.item;
+    const e = feed.emitter;
+    switch (item.type) {
+      case 'journal':
+        // After a resume the host starts past lastSeq; a duplicate (a page raced a resubscribe) is dropped.
+        if (item.seq <= feed.lastSeq) return;
+        feed.lastSeq = item.seq;
+        e.emit('journal', { seq: item.seq, at: item.at, kind: item.kind, tags: item.tags });
+        return;
+      case 'output':
+        e.emit('output', { seq: item.seq, bytes: item.bytes });
+        return;
+      case 'state':
+        e.emit('state', item.status as RemoteDriveEvents['state'][0]);
+        return;
+      case 'attention':
+        e.emit('attention', item.attention as RemoteDriveEvents['attention'][0]);
+        return;
+      case 'exit':
+        e.emit('exit', item.exit);
+        return;
+      case 'outcome':
+        e.emit('outcome', item.outcome as RemoteDriveEvents['outcome'][0]);
+        return;
+      case 'operators':
+        e.emit('operators', item.clients);
+        return;
+      case 'notification':
+        e.emit('notification', item.notification as RemoteDriveEvents['notification'][0]);
+        return;
+      case 'lost':
+        e.emit('lost', item.reason);
+        return;
+      case 'closed':
+        e.emit('closed', item.how);
+        return;
+      case 'ended':
+        // host_closing: the connection goes next, and the subscription resumes on the next host.
+        if (item.reason !== 'host_closing') feed.subscribed = false;
+        e.emit('ended', item.reason);
+        return;
+    }
+  }
+
+  private ready(): Promise<void> {
+    if (this.state === 'open') return Promise.resolve();
+    if (this.state === 'closed') return Promise.reject(new HostError('HOST_LOST', 'the client is closed', { delivery: 'not-sent' }));
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  private onLost(reason: string): void {
+    if (this.state !== 'open') return;
+    if (!this.reopen || !this.watchTarget) return this.finish(reason);
+    this.state = 'reconnecting';
+    for (const f of this.feeds.values()) f.subscribed = false;
+    this.emitter.emit('disconnected', reason);
+    void this.reconnect(reason);
+  }
+
+  private async reconnect(reason: string): Promise<void> {
+    const target = this.watchTarget as NonNullable<Client['watchTarget']>;
+    const reopen = this.reopen as NonNullable<Client['reopen']>;
+    const watch = new SocketWatch(target.path, target.fileEvents);
+    const deadline = Date.now() + this.reconnectTimeoutMs;
+    try {
+      for (;;) {
+        if (this.state !== 'reconnecting') return;
+        const seen = watch.seen;
+        try {
+          const connection = await reopen();
+          if (this.state !== 'reconnecting') {
+            connection.close();
+            return;
+          }
+          this.adopt(connection);
+          return;
+        } catch (err) {
+          // A refused token will not get better by waiting.
+          if (err instanceof TmuxDriveError && err.code === 'TOKEN_INVALID') return this.finish(`the host refused the token: ${err.message}`);
+        }
+        if (!(await watch.next(seen, deadline))) return this.finish(`no host served again within ${this.reconnectTimeoutMs} ms (${reason})`);
+      }
+    } finally {
+      watch.close();
+    }
+  }
+
+  private adopt(connection: HostConnection): void {
+    this.connection = connection;
+    this.helloInfo = { host: connection.hello.host, identity: connection.hello.identity };
+    this.wire(connection);
+    this.state = 'open';
+    for (const [drive, feed] of this.feeds) if (feed.listeners > 0) this.subscribe(drive, feed);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.resolve();
+    this.emitter.emit('reconnected', this.helloInfo.host);
+  }
+
+  private finish(reason: string): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.connection.close();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(new HostError('HOST_LOST', `no host: ${reason}`, { delivery: 'not-sent' }));
+    for (const f of this.feeds.values()) f.emitter.removeAllListeners();
+    this.feeds.clear();
+    this.emitter.emit('closed', reason);
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * The single gate: every call from every surface (the socket, and in-process commands when no
+ * host serves) arrives here as (identity, method, params) and is decided the same way:
+ *
+ *   method in the verb table → params stripped of `_`-prefixed keys (a caller cannot pass an
+ *   identity; the host injects the token's) and checked by the verb's strict schema → the token
+ *   not expired → its class allows the verb → its scope allows the drive → the verb's body, one
+ *   call of the public Driver/Session API → audited with the token's id and how it ended.
+ *
+ * A GateSession is one caller (a connection): its identity and its subscriptions.
+ */
+import * as v from 'valibot';
+import type { Driver } from '../driver/driver.js';
+import { TmuxDriveError, UsageError } from '../common/errors.js';
+import type { AuditLog } from '../../journal/audit-log.js';
+import type { FeedEndReason, FeedItem, Identity } from '../wire/protocol.js';
+import { CapabilityError, HostError } from '../wire/host-error.js';
+import { allowsClass, isExpired, requireDrive } from './capabilities.js';
+import { VERBS, type VerbContext } from './verbs.js';
+import { DriveFeed, type FeedSink } from './drive-feed.js';
+import type { TokenStore } from './token-store.js';
+
+export const GATE_LIMITS = {
+  /** Subscriptions one caller holds: one per drive it watches; a flood past this is refused. */
+  subscriptionsPerCaller: 256,
+} as const;
+
+export interface GateOptions {
+  readonly driver: Driver;
+  /** The host's token store; absent in-process (mint, revoke and tokens need a host). */
+  readonly tokens?: TokenStore;
+  readonly audit?: AuditLog;
+  readonly now?: () => number;
+}
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
+
+/** `params.cols: Invalid value; …` naming only plain keys (a key a caller sent may be anything). */
+function describe(issues: readonly v.BaseIssue<unknown>[]): string {
+  return issues
+    .slice(0, 3)
+    .map((issue) => {
+      const path = (issue.path ?? []).map((p) => (typeof p.key === 'number' || (typeof p.key === 'string' && PLAIN_KEY.test(p.key)) ? String(p.key) : '…')).join('.');
+      return `${path || '(params)'}: ${issue.message.slice(0, 120)}`;
+    })
+    .join('; ');
+}
+
+/** The params a verb sees: an object, without the keys a caller must not set (`_…`: identity, internals). */
+function stripped(params: unknown): Record<string, unknown> {
+  if (params === undefined) return {};
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new UsageError('BAD_ARGUMENT', 'params must be an object');
+  return Object.fromEntries(Object.entries(params).filter(([k]) => !k.startsWith('_')));
+}
+
+export class Gate {
+  readonly driver: Driver;
+  readonly tokens: TokenStore | undefined;
+  private readonly audit: AuditLog | undefined;
+  private readonly now: () => number;
+  private readonly feeds = new Map<string, DriveFeed>();
+  private readonly sessions = new Set<GateSession>();
+  private nextSubscription = 1;
+  private nextSession = 1;
+
+  constructor(opts: GateOptions) {
+    this.driver = opts.driver;
+    this.tokens = opts.tokens;
+    this.audit = opts.audit;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The identity a token stands for, or TOKEN_INVALID (audited, without the token). */
+  verify(token: unknown): Identity {
+    if (!this.tokens) throw new HostError('NOT_SERVING', 'this gate serves in-process callers only');
+    const verdict = this.tokens.verify(token);
+    if (verdict.ok) return verdict.identity;
+    this.record(null, 'hello', '-', false, 'TOKEN_INVALID');
+    throw new CapabilityError('TOKEN_INVALID', verdict.reason === 'expired' ? 'the token has expired: ask for a new one' : 'no valid token: present the owner token (<dataDir>/serve/owner.token) or one minted by tmux-drive token mint');
+  }
+
+  /** A caller with `identity`; `sink` receives its subscriptions' items; `onEnd` is told when the gate ends it. */
+  open(identity: Identity, sink: (subscription: number, drive: string, item: FeedItem) => void, onEnd: (reason: FeedEndReason) => void): GateSession {
+    const s = new GateSession(this, `c${this.nextSession++}`, identity, sink, onEnd);
+    this.sessions.add(s);
+    return s;
+  }
+
+  /** Ends the callers of a revoked token, at once. */
+  revoked(tokenId: string): void {
+    for (const s of [...this.sessions]) if (s.identity.tokenId === tokenId) s.end('token_revoked');
+  }
+
+  /** Ends every caller (the host is closing); the drives are the Driver's to detach. */
+  close(): void {
+    for (const s of [...this.sessions]) s.end('host_closing');
+    for (const f of [...this.feeds.values()]) f.close('host_closing');
+  }
+
+  /** @internal */ forget(s: GateSession): void {
+    this.sessions.delete(s);
+  }
+
+  /** @internal */ feedFor(drive: string): DriveFeed {
+    let feed = this.feeds.get(drive);
+    if (!feed) {
+      const session = this.driver.get(drive);
+      const created: DriveFeed = new DriveFeed({
+        drive,
+        session,
+        journalEvents: (afterSeq, limit) => this.driver.events(drive, { afterSeq, limit }),
+        redact: this.driver.config.redactSecrets,
+        onIdle: () => {
+          if (this.feeds.get(drive) === created) this.feeds.delete(drive);
+        },
+      });
+      feed = created;
+      this.feeds.set(drive, feed);
+    }
+    return feed;
+  }
+
+  /** @internal */ leaveFeed(drive: string, subscription: number, reason?: FeedEndReason): void {
+    this.feeds.get(drive)?.remove(subscription, reason);
+  }
+
+  /** @internal */ subscriptionId(): number {
+    return this.nextSubscription++;
+  }
+
+  /** @internal */ allowIdOf(drive: string): string | undefined {
+    try {
+      return this.driver.get(drive).allowId;
+    } catch {
+      return this.driver.list().find((i) => i.id === drive)?.allowId;
+    }
+  }
+
+  /** @internal */ record(drive: string | null, verb: string, tokenId: string, ok: boolean, code?: string): void {
+    if (!this.audit) return;
+    try {
+      this.audit.record({ sessionId: drive !== null && SESSION_ID.test(drive) ? drive : null, kind: 'call', payload: '', tags: { verb, token: tokenId, ok, ...(code ? { code } : {}) } });
+    } catch {
+      /* an audit write that fails (disk full) is the journal's to report; the call's answer stands */
+    }
+  }
+
+  /** @internal */ clock(): number {
+    return this.now();
+  }
+}
+
+export class GateSession {
+  private readonly subscriptions = new Map<number, string>();
+  private ended = false;
+
+  constructor(
+    private readonly gate: Gate,
+    readonly id: string,
+    readonly identity: Identity,
+    private readonly sink: (subscription: number, drive: string, item: FeedItem) => void,
+    private readonly onEnd: (reason: FeedEndReason) => void,
+  ) {}
+
+  get subscriptionCount(): number {
+    return this.subscriptions.size;
+  }
+
+  async call(method: string, rawParams: unknown, signal: AbortSignal): Promise<unknown> {
+    const verb = Object.hasOwn(VERBS, method) ? VERBS[method] : undefined;
+    const verbName = verb ? method : 'unknown';
+    let drive: string | null = null;
+    try {
+      if (this.ended) throw new HostError('HOST_LOST', 'this connection was ended by the host');
+      if (!verb) throw new HostError('PROTOCOL_ERROR', `no method named like that (known: ${Object.keys(VERBS).join(', ')})`);
+      const parsed = v.safeParse(verb.params, stripped(rawParams));
+      if (!parsed.success) throw new UsageError('BAD_ARGUMENT', `${method}: ${describe(parsed.issues)}`);
+      const p = parsed.output;
+      const { scope, tokenId } = this.identity;
+      // Named before any refusal, so the audit says which drive a refused call was aimed at.
+      if (verb.drive) drive = verb.drive(p);
+      if (isExpired(scope, this.gate.clock())) {
+        // Ended after this call's answer has gone out (the connection closes when it ends).
+        setImmediate(() => this.end('token_expired'));
+        throw new CapabilityError('TOKEN_INVALID', 'the token has expired: ask for a new one', { tokenId });
+      }
+      if (verb.cls !== 'any' && !allowsClass(scope, verb.cls)) {
+        throw new CapabilityError('NOT_PERMITTED', `token ${tokenId} may not ${method} (it needs the ${verb.cls} capability)`, { tokenId, verb: method, needs: verb.cls });
+      }
+      if (drive !== null) requireDrive(scope, tokenId, drive, scope.allowIds === undefined ? undefined : this.gate.allowIdOf(drive));
+      const ctx: VerbContext = {
+        driver: this.gate.driver,
+        identity: this.identity,
+        signal,
+        caller: `${tokenId}:${this.id}`.slice(0, 64),
+        redact: this.gate.driver.config.redactSecrets,
+        tokens: this.gate.tokens,
+        subscribe: (d, afterSeq, output) => this.subscribe(d, afterSeq, output),
+        unsubscribe: (id) => this.unsubscribe(id, 'unsubscribed'),
+        now: () => this.gate.clock(),
+      };
+      const result = await verb.run(ctx, p);
+      if (method === 'revoke') this.gate.revoked(String((p as { id: string }).id));
+      this.gate.record(drive, verbName, tokenId, true);
+      return result;
+    } catch (err) {
+      this.gate.record(drive, verbName, this.identity.tokenId, false, err instanceof TmuxDriveError ? err.code : 'INTERNAL');
+      throw err;
+    }
+  }
+
+  private subscribe(drive: string, afterSeq: number, output: boolean): number {
+    for (const [id, d] of this.subscriptions) {
+      if (d === drive) {
+        // One subscription per drive and caller: subscribing again updates it (output marks on/off).
+        this.gate.feedFor(drive).add(id, () => undefined, afterSeq, output);
+        return id;
+      }
+    }
+    if (this.subscriptions.size >= GATE_LIMITS.subscriptionsPerCaller) {
+      throw new TmuxDriveError('LIMIT_REACHED', `a caller holds at most ${GATE_LIMITS.subscriptionsPerCaller} subscriptions`, { cap: 'subscriptionsPerCaller' });
+    }
+    const id = this.gate.subscriptionId();
+    this.subscriptions.set(id, drive);
+    this.gate.feedFor(drive).add(
+      id,
+      (item) => {
+        if (item.type === 'ended') this.subscriptions.delete(id);
+        this.sink(id, drive, item);
+      },
+      afterSeq,
+      output,
+    );
+    return id;
+  }
+
+  private unsubscribe(id: number, reason: FeedEndReason): boolean {
+    const drive = this.subscriptions.get(id);
+    if (drive === undefined) return false;
+    this.subscriptions.delete(id);
+    this.gate.leaveFeed(drive, id, reason);
+    return true;
+  }
+
+  /** Ends this caller: its subscriptions end with `reason`, and its connection is told. */
+  end(reason: FeedEndReason): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const id of [...this.subscriptions.keys()]) this.unsubscribe(id, reason);
+    this.gate.forget(this);
+    this.onEnd(reason);
+  }
+
+  /** The caller went away: its subscriptions end quietly. */
+  dispose(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const [id, drive] of [...this.subscriptions]) {
+      this.subscriptions.delete(id);
+      this.gate.leaveFeed(drive, id);
+    }
+    this.gate.forget(this);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * lib/serve: the serving host of a data dir. It owns the drives (one Driver, every live drive
+ * re-attached, every lease held), answers on `<dataDir>/serve/host.sock` through the single gate
+ * (gate.ts: capability tokens, the verb table, audit), streams drive feeds to subscribers, and
+ * holds the host lock for its whole life: one host per data dir, and a standby (`standby: true`)
+ * blocked in the kernel on that lock takes over the moment the host dies, SIGKILL included.
+ *
+ * Rooms: serve-paths (files), host-lock (flock), host-record (who serves), token-store and
+ * capabilities (tokens, scopes), verbs (the table), gate (the decision), drive-feed
+ * (subscriptions), socket-server (the wire). Imports: the public Driver/Session API, lib/wire,
+ * journal/audit-log and journal/process-identity, the data dir checks; nothing of a drive's inside.
+ */
+import { rmSync } from 'node:fs';
+import { Driver, type DriverOptions, type Logger } from '../driver/driver.js';
+import { checkDataDir, makeDataDir } from '../driver/data-dir.js';
+import { loadConfig } from '../driver/load-config.js';
+import type { DriverConfigInput } from '../policy/config-schema.js';
+import { AuditLog } from '../../journal/audit-log.js';
+import { HostError } from '../wire/host-error.js';
+import type { HostInfo } from '../wire/protocol.js';
+import { ensureServeDir, type ServePaths } from './serve-paths.js';
+import { HostLock, lockHolders } from './host-lock.js';
+import { readHostRecord, removeHostRecord, writeHostRecord, type HostRecord } from './host-record.js';
+import { TokenStore } from './token-store.js';
+import { Gate } from './gate.js';
+import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
+
+export interface ServeOptions {
+  readonly dataDir?: string;
+  /** A config object, or a path to the operator's YAML/JSON file (as Driver.open takes it). */
+  readonly config?: DriverConfigInput | string;
+  /** Wait while another host serves, and take over the moment it ends (dies or stops). */
+  readonly standby?: boolean;
+  readonly logger?: Logger;
+  readonly tmuxTimeoutMs?: number;
+  readonly profileDirs?: readonly string[];
+  readonly adoptOrphans?: boolean;
+  /** Aborts a standby's wait (then ABORTED); after the host serves, use close(). */
+  readonly signal?: AbortSignal;
+  /** A standby is about to wait: who serves now (undefined: in-process commands hold the data dir). */
+  readonly onWaiting?: (holder: HostRecord | undefined) => void;
+  /** Other bounds for the socket (tests make a slow client's drop quick to reach). @internal */
+  readonly socketLimits?: Partial<SocketLimits>;
+}
+
+const silent: Logger = { warn: () => undefined };
+
+/** Connections a closing host gives to flush their last lines before they are cut. */
+const CLOSE_FLUSH_MS = 1000;
+
+export class ServingHost {
+  private closing: Promise<void> | undefined;
+  private resolveClosed!: () => void;
+  /** Resolves once the host has closed (close() was called). */
+  readonly closed: Promise<void> = new Promise((resolve) => {
+    this.resolveClosed = resolve;
+  });
+
+  /** @internal */
+  constructor(
+    readonly driver: Driver,
+    readonly info: HostInfo,
+    readonly paths: ServePaths,
+    private readonly gate: Gate,
+    private readonly server: SocketServer,
+    private readonly lock: HostLock,
+    private readonly audit: AuditLog | undefined,
+    private readonly ownsDriver: boolean,
+  ) {}
+
+  get socketPath(): string {
+    return this.paths.socket;
+  }
+
+  get connectionCount(): number {
+    return this.server.connectionCount;
+  }
+
+  /**
+   * Stops serving: subscriptions end (`host_closing`), connections close, the Driver detaches
+   * (durable drives keep running; when the host opened it), the socket goes, and the lock is let
+   * go last, so a standby opens the data dir only once this host has let go of every drive.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.gate.close();
+      const flushed = this.server.close();
+      await Promise.race([flushed, new Promise((r) => setTimeout(r, CLOSE_FLUSH_MS).unref())]);
+      if (this.ownsDriver) await this.driver.close();
+      this.audit?.close();
+      removeHostRecord(this.paths, process.pid);
+      this.lock.release();
+      this.resolveClosed();
+    })();
+    return this.closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+/** The exclusive host lock, now (HOST_HELD naming who holds it) or, for a standby, once it is free. */
+async function takeHostLock(paths: ServePaths, opts: ServeOptions): Promise<HostLock> {
+  const lock = await HostLock.tryAcquire(paths.lock, 'exclusive');
+  if (lock) return lock;
+  const holder = readHostRecord(paths);
+  if (!opts.standby) {
+    if (holder) {
+      throw new HostError('HOST_HELD', `pid ${holder.pid} serves ${paths.dataDir} (since ${new Date(holder.startedAt).toISOString()}); one host per data dir: stop it, or start this one with --standby to take over when it ends`, { pid: holder.pid, dataDir: paths.dataDir });
+    }
+    const pids = lockHolders(paths.lock).filter((p) => p !== process.pid);
+    throw new HostError('HOST_HELD', `in-process tmux-drive commands hold ${paths.dataDir}${pids.length > 0 ? ` (pid ${pids.join(', ')})` : ''}: let them finish, or start with --standby to take over when they do`, { pids, dataDir: paths.dataDir });
+  }
+  opts.onWaiting?.(holder);
+  return HostLock.acquire(paths.lock, 'exclusive', opts.signal);
+}
+
+/**
+ * Serves a data dir: takes the host lock (or waits for it, as a standby), opens the Driver
+ * (re-attaching every live drive; nothing is relaunched) and answers on its socket.
+ */
+export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
+  const loaded = loadConfig(opts.config, opts.dataDir);
+  const dataDir = makeDataDir(checkDataDir(loaded.dataDir));
+  const paths = ensureServeDir(dataDir);
+  const lock = await takeHostLock(paths, opts);
+  try {
+    // A host killed with SIGKILL left its socket: nobody answers on it any more.
+    rmSync(paths.socket, { force: true });
+    const driverOptions: DriverOptions = {
+      dataDir,
+      ...(opts.config !== undefined ? { config: opts.config } : {}),
+      owner: `tmux-drive serve (pid ${process.pid})`,
+      reattach: 'all',
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.tmuxTimeoutMs !== undefined ? { tmuxTimeoutMs: opts.tmuxTimeoutMs } : {}),
+      ...(opts.profileDirs ? { profileDirs: opts.profileDirs } : {}),
+      ...(opts.adoptOrphans !== undefined ? { adoptOrphans: opts.adoptOrphans } : {}),
+    };
+    const driver = await Driver.open(driverOptions);
+    try {
+      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits });
+    } catch (err) {
+      await driver.close();
+      throw err;
+    }
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/**
+ * Serves an already open Driver (the library's `serve(driver)`): HOST_HELD when another host
+ * serves its data dir. Closing the host leaves the Driver open (it is the caller's).
+ */
+export async function serveDriver(driver: Driver, opts: { readonly logger?: Logger } = {}): Promise<ServingHost> {
+  const paths = ensureServeDir(driver.dataDir);
+  const lock = await takeHostLock(paths, {});
+  try {
+    rmSync(paths.socket, { force: true });
+    return await startServing(driver, lock, paths, false, opts.logger ?? silent, SOCKET_LIMITS);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits): Promise<ServingHost> {
+  const tokens = TokenStore.open(paths);
+  const audit = driver.config.audit.enabled ? AuditLog.open(paths.dataDir) : undefined;
+  try {
+    const gate = new Gate({ driver, tokens, ...(audit ? { audit } : {}) });
+    const info: HostInfo = { pid: process.pid, startedAt: Date.now(), dataDir: paths.dataDir };
+    writeHostRecord(paths, info);
+    const server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
+    return new ServingHost(driver, info, paths, gate, server, lock, audit, ownsDriver);
+  } catch (err) {
+    audit?.close();
+    throw err;
+  }
+}

@@ -1,0 +1,70 @@
+/** Shared scaffolding of the serving-host tests: a private data dir with a config, a host, clean-up that leaves nothing running. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { allow, processesMentioning } from '../helpers.js';
+import type { DriverConfigInput } from '../../lib/policy/config-schema.js';
+import { CLI } from '../cli/dist.js';
+
+export const BASH = allow('bash', '/bin/bash', { env: { PS1: '$ ' } });
+export const BASH_ARGS = ['--norc', '--noprofile'];
+
+export function hostConfig(more: Partial<DriverConfigInput> = {}): DriverConfigInput {
+  return { allow: [BASH, allow('python3', '/usr/bin/python3')], ...more };
+}
+
+export function tempDataDir(): string {
+  return join(mkdtempSync(join(tmpdir(), 'tds-')), 'data');
+}
+
+/** Kills whatever still mentions the data dir (tmux servers, hosts), loudly, then removes it. */
+export function sweep(dataDir: string): void {
+  const left = processesMentioning(dataDir);
+  if (left.length > 0) {
+    console.warn(`serve test cleanup: ${left.length} process(es) still mention ${dataDir}; killing them`);
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  }
+  rmSync(join(dataDir, '..'), { recursive: true, force: true });
+}
+
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Resolves with the ready line's facts once it prints `serving …` (rejects if it exits first). */
+  readonly ready: Promise<{ serving: string; socket: string; pid: number; drives: number }>;
+  /** Resolves with the exit code and signal. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr(): string;
+}
+
+/** `tmux-drive serve` (the built CLI) as its own process, --json so its ready line is machine-read. */
+export function startServe(globalArgs: readonly string[], extra: readonly string[] = []): ServeProcess {
+  const child = spawn(process.execPath, [CLI, ...globalArgs, '--json', 'serve', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const ready = new Promise<{ serving: string; socket: string; pid: number; drives: number }>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.includes('"serving"'));
+      if (line) resolve(JSON.parse(line) as { serving: string; socket: string; pid: number; drives: number });
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`serve exited (${code ?? signal}) before it served: ${err}`)));
+  });
+  ready.catch(() => undefined);
+  return { child, pid: child.pid as number, ready, exited, stderr: () => err };
+}
+
+/** SIGKILLs a serve process (if alive) and waits for it to be gone. */
+export async function killServe(s: ServeProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill(signal);
+  await s.exited;
+}

@@ -1,0 +1,117 @@
+/**
+ * Scaffolding shared by the serving-host torture (tools/serve-torture.ts) and benchmarks
+ * (bench/serve-*.ts): a private data dir with an operator config file, `tmux-drive serve` as its
+ * own process (the built CLI, as a daemon runs it), and a census of one drive's processes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findProcesses, processTree } from '../backends/process/process-tree.js';
+import { isStartServerArgv } from '../lib/control/tmux-commands.js';
+
+const CONSENT = { acknowledgedRisk: true as const, acknowledgedAt: '2026-11-30T00:00:00Z' };
+
+/** The built CLI (this file runs from dist/tools). */
+export const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'lib', 'cli', 'main.js');
+
+export interface ServeDir {
+  readonly root: string;
+  readonly dataDir: string;
+  readonly config: string;
+  /** The global CLI arguments naming both. */
+  readonly args: readonly string[];
+  remove(): void;
+}
+
+/** A fresh data dir and a config allowing bash (sandboxed) for up to `maxSessions` drives. */
+export function serveDir(maxSessions: number): ServeDir {
+  const root = mkdtempSync(join(tmpdir(), 'td-serve-'));
+  const dataDir = join(root, 'data');
+  const config = join(root, 'config.json');
+  writeFileSync(config, JSON.stringify({ worker: { maxSessions }, allow: [{ id: 'bash', match: { path: '/bin/bash' }, env: { PS1: '$ ' }, consent: CONSENT }] }));
+  return {
+    root,
+    dataDir,
+    config,
+    args: ['--data-dir', dataDir, '--config', config],
+    remove: () => {
+      for (const pid of findProcesses((cmdline) => cmdline.includes(dataDir))) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** When it printed its ready line (performance.now()), with the live drives it found. */
+  readonly ready: Promise<{ at: number; drives: number }>;
+  /** A standby said it waits. */
+  readonly waiting: Promise<void>;
+  readonly exited: Promise<void>;
+  stderr(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export function startServe(dir: ServeDir, standby: boolean): ServeProcess {
+  const child = spawn(process.execPath, [CLI, ...dir.args, '--json', 'serve', ...(standby ? ['--standby'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const ready = new Promise<{ at: number; drives: number }>((ok, fail) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      const at = performance.now();
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.includes('"serving"'));
+      if (line) ok({ at, drives: (JSON.parse(line) as { drives: number }).drives });
+    });
+    void exited.then(() => fail(new Error(`serve ${child.pid} exited before it served: ${err.slice(0, 500)}`)));
+  });
+  const waiting = new Promise<void>((ok, fail) => {
+    child.stderr?.on('data', (d: Buffer) => {
+      if (err.length < 8192) err += d.toString();
+      if (/standby: .*waiting/.test(err)) ok();
+    });
+    void exited.then(() => fail(new Error(`serve ${child.pid} exited before it waited: ${err.slice(0, 500)}`)));
+  });
+  ready.catch(() => undefined);
+  waiting.catch(() => undefined);
+  return {
+    child,
+    pid: child.pid as number,
+    ready,
+    waiting,
+    exited,
+    stderr: () => err,
+    kill: async (signal = 'SIGKILL') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+export interface Census {
+  readonly servers: number;
+  readonly bashes: number;
+  readonly controlClients: number;
+}
+
+/** One drive's tmux servers, the bash under them, and the tmux control clients attached to it. */
+export function census(dataDir: string, drive: string): Census {
+  const socket = join(dataDir, 'tmux', `${drive}.sock`);
+  const servers = findProcesses((cmdline) => isStartServerArgv(cmdline.split('\0'), socket));
+  const bashes = servers.flatMap((s) => processTree(s).filter((p) => p.comm === 'bash'));
+  const controlClients = findProcesses((cmdline) => {
+    const argv = cmdline.split('\0');
+    return argv.includes(socket) && argv.includes('-C') && argv.includes('attach-session');
+  });
+  return { servers: servers.length, bashes: bashes.length, controlClients: controlClients.length };
+}

@@ -1,0 +1,242 @@
+/**
+ * Serving-host torture: a `tmux-drive serve` process holds N bash drives while clients drive them
+ * and an observer watches every drive's journal feed; a standby waits; the serving host is killed
+ * with SIGKILL at a random moment, the standby takes over, a new standby starts, over and over.
+ * After each takeover:
+ *
+ * - no double drive: each drive has one tmux server, one bash, one control client, and its lease
+ *   names the new host (nothing relaunched, the dead host's control client gone);
+ * - every drive is drivable again: the reconnected client's sendKeys reaches each one (the time
+ *   from the SIGKILL to that, and to the standby's ready line, are the takeover figures);
+ * - at the end, the observer received every stored journal event of every drive exactly once.
+ *
+ * Calls in flight when a host dies fail with HOST_LOST (delivery unknown); they are counted, not
+ * violations. Run: `npm run build && node dist/tools/serve-torture.js --iterations 100 [--drives 20]`.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '../lib/client/client.js';
+import type { TmuxDriveError } from '../lib/common/errors.js';
+import { Journal } from '../journal/journal.js';
+import { census, serveDir, startServe, type ServeProcess } from './serve-host.js';
+
+export interface ServeTortureOptions {
+  readonly iterations: number;
+  readonly drives?: number;
+  /** Clients driving concurrently (each its own connection). */
+  readonly drivers?: number;
+  readonly seed?: number;
+  readonly minDelayMs?: number;
+  readonly maxDelayMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface ServeTortureReport {
+  readonly iterations: number;
+  readonly drives: number;
+  readonly seed: number;
+  /** Per takeover: SIGKILL → the standby's ready line, and → every drive took a key through the client. */
+  readonly readyMs: readonly number[];
+  readonly drivableMs: readonly number[];
+  readonly ops: number;
+  /** Calls that failed because their host died under them (HOST_LOST), by code. */
+  readonly lostCalls: number;
+  readonly waitTimeouts: number;
+  /** A host started cold on the same drives after a clean stop: spawn → ready. */
+  readonly coldStartMs: number;
+  readonly violations: readonly string[];
+  readonly totalMs: number;
+}
+
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function leaseHolder(dataDir: string, drive: string): number | undefined {
+  const j = Journal.open(dataDir);
+  try {
+    return j.lease(drive)?.holder?.pid;
+  } finally {
+    j.close();
+  }
+}
+
+export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeTortureReport> {
+  const started = performance.now();
+  const n = opts.drives ?? 20;
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const seed = opts.seed ?? (Date.now() & 0x7fffffff);
+  const rand = prng(seed);
+  const minDelay = opts.minDelayMs ?? 50;
+  const maxDelay = opts.maxDelayMs ?? 600;
+  const dir = serveDir(n + 1);
+  const names = Array.from({ length: n }, (_, i) => `s${i}`);
+  const violations: string[] = [];
+  const readyMs: number[] = [];
+  const drivableMs: number[] = [];
+  const clients: Client[] = [];
+  let ops = 0;
+  let lostCalls = 0;
+  /** Waits that ended without their echo (a send lost with its host shows up here). */
+  let timeouts = 0;
+  let coldStartMs = Number.NaN;
+  let stop = false;
+  let current: ServeProcess | undefined;
+  let standby: ServeProcess | undefined;
+  log(`serve-torture: ${opts.iterations} takeovers, ${n} drives, seed ${seed}, data dir ${dir.dataDir}`);
+  try {
+    current = startServe(dir, false);
+    await current.ready;
+    const owner = await Client.connect(dir.dataDir, { reconnectTimeoutMs: 30_000 });
+    clients.push(owner);
+    await Promise.all(names.map(async (name) => (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' })));
+
+    // The observer: every journal event of every drive, to check for gaps and repeats at the end.
+    const observer = await Client.connect(dir.dataDir, { token: (await owner.mint({ classes: ['observe'] })).token, reconnectTimeoutMs: 30_000 });
+    clients.push(observer);
+    const seen = new Map<string, number[]>(names.map((d) => [d, []]));
+    for (const d of names) observer.drive(d).on('journal', (e) => seen.get(d)?.push(e.seq));
+
+    // Drivers: send a numbered echo to a random drive of their own and wait for it, until told to stop.
+    const driverCount = opts.drivers ?? 2;
+    const loops: Promise<void>[] = [];
+    for (let k = 0; k < driverCount; k++) {
+      const c = await Client.connect(dir.dataDir, { reconnectTimeoutMs: 30_000 });
+      clients.push(c);
+      loops.push(
+        (async () => {
+          let counter = k * 1_000_000;
+          while (!stop) {
+            // Each driver its own drives: two typing into one drive at once interleave their keys.
+            const mine = names.filter((_, i) => i % driverCount === k);
+            const d = c.drive(mine[Math.floor(rand() * mine.length)] as string);
+            counter++;
+            try {
+              await d.sendText(`echo ${counter}`, { submit: true });
+              const r = await d.wait({ forText: new RegExp(`^${counter}$`, 'm'), timeoutMs: 5000 });
+              if (r.outcome === 'text') ops++;
+              else timeouts++;
+            } catch (err) {
+              const code = (err as TmuxDriveError).code;
+              if (code === 'HOST_LOST') lostCalls++;
+              else if (!stop) violations.push(`driver ${k}: ${code ?? ''} ${(err as Error).message.slice(0, 200)}`);
+            }
+          }
+        })(),
+      );
+    }
+
+    for (let it = 1; it <= opts.iterations; it++) {
+      standby = startServe(dir, true);
+      await standby.waiting;
+      const delay = Math.round(minDelay + rand() * (maxDelay - minDelay));
+      await new Promise((r) => setTimeout(r, delay));
+      const back = new Promise<void>((r) => {
+        const sub = owner.on('reconnected', () => {
+          sub.dispose();
+          r();
+        });
+      });
+      const t0 = performance.now();
+      await (current as ServeProcess).kill('SIGKILL');
+      const ready = await standby.ready;
+      await back;
+      const iterViolations: string[] = [];
+      await Promise.all(
+        names.map((d) =>
+          owner
+            .drive(d)
+            .sendKeys('Enter')
+            .catch((err: unknown) => void iterViolations.push(`${d}: not drivable after the takeover: ${(err as Error).message.slice(0, 200)}`)),
+        ),
+      );
+      const drivable = performance.now() - t0;
+      readyMs.push(ready.at - t0);
+      drivableMs.push(drivable);
+      current = standby;
+      standby = undefined;
+      if (ready.drives !== n) iterViolations.push(`the new host re-attached ${ready.drives} of ${n} drives`);
+      for (const d of names) {
+        const c = census(dir.dataDir, d);
+        if (c.servers !== 1 || c.bashes !== 1 || c.controlClients !== 1) iterViolations.push(`${d}: ${c.servers} server(s), ${c.bashes} bash, ${c.controlClients} control client(s)`);
+        const holder = leaseHolder(dir.dataDir, d);
+        if (holder !== current.pid) iterViolations.push(`${d}: lease held by ${holder ?? 'nobody'}, not the new host ${current.pid}`);
+      }
+      for (const v of iterViolations) violations.push(`#${it}: ${v}`);
+      log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  drivable ${drivable.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
+      for (const v of iterViolations) log(`      ! ${v}`);
+    }
+
+    stop = true;
+    await Promise.all(loops);
+    // Every stored journal event of every drive reached the observer once, in order.
+    for (const d of names) {
+      const stored = (await owner.drive(d).events({ limit: 1000 })).map((e) => e.seq);
+      const got = seen.get(d) ?? [];
+      for (let wait = 0; wait < 50 && got.length < stored.length; wait++) await new Promise((r) => setTimeout(r, 100));
+      if (got.join(',') !== stored.join(',')) violations.push(`${d}: the observer saw journal seqs ${got.length} [${got.slice(-5).join(',')}] vs stored ${stored.length} [${stored.slice(-5).join(',')}]`);
+    }
+    // The baseline: the same drives taken by a host started cold (node start, Driver.open, listen)
+    // after a clean stop, against the standby that was already running when its host died.
+    await (current as ServeProcess).kill('SIGTERM');
+    const t0 = performance.now();
+    current = startServe(dir, false);
+    coldStartMs = (await current.ready).at - t0;
+    for (const d of names) await owner.drive(d).kill();
+  } finally {
+    stop = true;
+    for (const c of clients) await c.close();
+    await standby?.kill();
+    await current?.kill('SIGTERM');
+    dir.remove();
+  }
+  const report: ServeTortureReport = { iterations: opts.iterations, drives: n, seed, readyMs, drivableMs, ops, lostCalls, waitTimeouts: timeouts, coldStartMs, violations, totalMs: performance.now() - started };
+  const sorted = [...drivableMs].sort((a, b) => a - b);
+  log(
+    `serve-torture: ${opts.iterations} SIGKILLs of the serving host, ${ops} driving ops, ${lostCalls} calls lost in flight, ${timeouts} waits timed out, ${violations.length} violations; ` +
+      `drivable after takeover p50 ${sorted[Math.floor(sorted.length / 2)]?.toFixed(0) ?? '-'} ms, max ${sorted.at(-1)?.toFixed(0) ?? '-'} ms; ${(report.totalMs / 1000).toFixed(1)} s`,
+  );
+  return report;
+}
+
+function parseArgs(argv: readonly string[]): ServeTortureOptions {
+  let iterations = 30;
+  let drives = 20;
+  let drivers = 2;
+  let seed: number | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const num = (): number => {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < 0) throw new Error(`${a} needs a non-negative integer`);
+      return v;
+    };
+    if (a === '--iterations') iterations = num();
+    else if (a === '--drives') drives = num();
+    else if (a === '--drivers') drivers = num();
+    else if (a === '--seed') seed = num();
+    else throw new Error(`unknown argument ${a} (known: --iterations N --drives N --drivers N --seed N)`);
+  }
+  return { iterations, drives, drivers, ...(seed === undefined ? {} : { seed }) };
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    const report = await runServeTorture(parseArgs(process.argv.slice(2)));
+    if (report.violations.length > 0) {
+      console.log('violations:');
+      for (const v of report.violations) console.log(`  ${v}`);
+      process.exitCode = 1;
+    }
+  } catch (err) {
+    console.error(err);
+    process.exitCode = 2;
+  }
+}
