@@ -24,6 +24,7 @@ import { readHostRecord, removeHostRecord, writeHostRecord, type HostRecord } fr
 import { TokenStore } from './token-store.js';
 import { Gate } from './gate.js';
 import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
+import type { ConsoleServer } from '../console/console-server.js';
 
 export interface ServeOptions {
   readonly dataDir?: string;
@@ -39,6 +40,11 @@ export interface ServeOptions {
   readonly signal?: AbortSignal;
   /** A standby is about to wait: who serves now (undefined: in-process commands hold the data dir). */
   readonly onWaiting?: (holder: HostRecord | undefined) => void;
+  /**
+   * Serve the web console on this `HOST:PORT` (port 0: any free one); a loopback address unless
+   * the config's console.addresses names another. Off when absent.
+   */
+  readonly http?: string;
   /** Other bounds for the socket (tests make a slow client's drop quick to reach). @internal */
   readonly socketLimits?: Partial<SocketLimits>;
 }
@@ -66,6 +72,8 @@ export class ServingHost {
     private readonly lock: HostLock,
     private readonly audit: AuditLog | undefined,
     private readonly ownsDriver: boolean,
+    /** The web console, when serve() was asked for one (--http). */
+    readonly console?: ConsoleServer,
   ) {}
 
   get socketPath(): string {
@@ -84,6 +92,7 @@ export class ServingHost {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.gate.close();
+      await this.console?.close();
       const flushed = this.server.close();
       await Promise.race([flushed, new Promise((r) => setTimeout(r, CLOSE_FLUSH_MS).unref())]);
       if (this.ownsDriver) await this.driver.close();
@@ -140,7 +149,7 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
     };
     const driver = await Driver.open(driverOptions);
     try {
-      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits });
+      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits }, opts.http);
     } catch (err) {
       await driver.close();
       throw err;
@@ -167,15 +176,26 @@ export async function serveDriver(driver: Driver, opts: { readonly logger?: Logg
   }
 }
 
-async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits): Promise<ServingHost> {
+async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, http?: string): Promise<ServingHost> {
   const tokens = TokenStore.open(paths);
   const audit = driver.config.audit.enabled ? AuditLog.open(paths.dataDir) : undefined;
   try {
     const gate = new Gate({ driver, tokens, ...(audit ? { audit } : {}) });
     const info: HostInfo = { pid: process.pid, startedAt: Date.now(), dataDir: paths.dataDir };
     writeHostRecord(paths, info);
-    const server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
-    return new ServingHost(driver, info, paths, gate, server, lock, audit, ownsDriver);
+    // Loaded only when asked for: a host without --http never imports the web stack.
+    const web = http === undefined ? undefined : await import('../console/console-server.js').then(async ({ ConsoleServer }) => {
+      const { parseConsoleAddress } = await import('../console/console-address.js');
+      return ConsoleServer.listen(gate, parseConsoleAddress(http, driver.config.console.addresses));
+    });
+    let server: SocketServer;
+    try {
+      server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
+    } catch (err) {
+      await web?.close();
+      throw err;
+    }
+    return new ServingHost(driver, info, paths, gate, server, lock, audit, ownsDriver, web);
   } catch (err) {
     audit?.close();
     throw err;
