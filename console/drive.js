@@ -79,7 +79,8 @@ const socket = connect(`/ws/drive/${encodeURIComponent(name)}`, {
         show(`${m.code}: ${m.message}`, true);
         break;
       case 'ended':
-        show(`ended: ${m.reason}`, true);
+        // An error that came just before (why it ended) stays in view.
+        show(notice.hidden ? `ended: ${m.reason}` : `${notice.textContent} (ended: ${m.reason})`, true);
         setDriving(false);
         break;
     }

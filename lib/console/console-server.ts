@@ -55,6 +55,20 @@ const MAX_LOGIN_BODY = 1024;
 /** What one browser message may carry (typed input, a paste). */
 const MAX_WS_MESSAGE = 64 * 1024;
 const DRIVE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Open WebSockets one console serves (tables and drive pages of every operator). */
+const MAX_SOCKETS = 64;
+
+/** A drive name from a path segment; undefined for a malformed escape or a name create() would refuse. */
+function driveName(segment: string | undefined): string | undefined {
+  if (segment === undefined) return undefined;
+  let name: string;
+  try {
+    name = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  return DRIVE_NAME.test(name) ? name : undefined;
+}
 
 interface Asset {
   readonly type: string;
@@ -108,8 +122,22 @@ export class ConsoleServer {
     if (isLoopback(address.host)) hosts.push(`localhost:${address.port}`, `127.0.0.1:${address.port}`, `[::1]:${address.port}`);
     this.auth = new ConsoleAuth(gate, [...new Set(hosts)]);
     this.wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE });
-    server.on('request', (req, res) => this.request(req, res));
-    server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
+    // A request that breaks a handler is that request's 500, never the host's end.
+    server.on('request', (req, res) => {
+      try {
+        this.request(req, res);
+      } catch {
+        if (!res.headersSent) this.reply(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+        else res.destroy();
+      }
+    });
+    server.on('upgrade', (req, socket, head) => {
+      try {
+        this.upgrade(req, socket, head);
+      } catch {
+        socket.destroy();
+      }
+    });
   }
 
   /** Listens on `address` (port 0: any free port, see `url`). */
@@ -170,7 +198,7 @@ export class ConsoleServer {
     }
     if (path === '/api/whoami') return this.reply(res, 200, 'application/json', JSON.stringify(this.whoami(identity)));
     const drivePage = /^\/drive\/([^/]+)$/.exec(path);
-    const asset = drivePage && DRIVE_NAME.test(decodeURIComponent(drivePage[1] as string)) ? this.assets.get('/drive') : path === '/login' || path === '/drive' ? undefined : this.assets.get(path);
+    const asset = drivePage ? (driveName(drivePage[1]) !== undefined ? this.assets.get('/drive') : undefined) : path === '/login' || path === '/drive' ? undefined : this.assets.get(path);
     if (!asset) return this.reply(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     this.reply(res, 200, asset.type, asset.body);
   }
@@ -218,9 +246,9 @@ export class ConsoleServer {
     const identity = this.auth.identify(req);
     if (!identity) return refuse(401, 'Unauthorized');
     const path = (req.url ?? '/').split('?', 1)[0] as string;
-    const drive = /^\/ws\/drive\/([^/]+)$/.exec(path);
-    const name = drive ? decodeURIComponent(drive[1] as string) : undefined;
-    if (path !== '/ws/fleet' && !(name !== undefined && DRIVE_NAME.test(name))) return refuse(404, 'Not Found');
+    const name = driveName(/^\/ws\/drive\/([^/]+)$/.exec(path)?.[1]);
+    if (path !== '/ws/fleet' && name === undefined) return refuse(404, 'Not Found');
+    if (this.sockets.size >= MAX_SOCKETS) return refuse(503, 'Service Unavailable');
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
       ws.on('close', () => this.sockets.delete(ws));

@@ -217,6 +217,34 @@ describe('the console refuses', () => {
     expect(evil.headers.get('set-cookie')).toBeNull();
   });
 
+  it('a token scoped to one drive sees only it; revoking a token ends its open pages at once', async () => {
+    const scoped = await owner.mint({ classes: ['observe'], drives: ['alpha'], label: 'one' });
+    const { context, page } = await loggedIn(scoped.token);
+    try {
+      await page.waitForSelector('tr[data-drive="alpha"]');
+      expect(await page.$$eval('#drives tbody tr', (trs) => trs.map((tr) => (tr as HTMLElement).dataset.drive))).toEqual(['alpha']);
+      await page.goto(`${base}drive/beta`);
+      await page.waitForFunction(() => document.getElementById('notice')?.textContent?.includes('NOT_PERMITTED'), undefined, { timeout: 5000 });
+      expect((await terminalText(page)).trim()).toBe('');
+
+      await page.goto(`${base}drive/alpha`);
+      await expect.poll(() => terminalText(page), { timeout: 5000 }).toContain('$');
+      await owner.revoke(scoped.id);
+      await page.waitForFunction(() => document.getElementById('notice')?.textContent?.includes('token_revoked'), undefined, { timeout: 5000 });
+      expect((await page.goto(base))?.status()).toBe(401);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
+  it('a malformed drive path is a 404 and the host keeps serving', async () => {
+    const auth = { Authorization: `Bearer ${ownerToken}` };
+    for (const path of ['drive/%E0%A4%A', 'drive/..%2F..%2Fetc', 'drive/a%2Fb', 'static/../../package.json', 'vendor/xterm.js.map']) {
+      expect((await fetch(`${base}${path}`, { headers: auth })).status, path).toBe(404);
+    }
+    expect((await fetch(`${base}api/whoami`, { headers: auth })).status).toBe(200);
+  });
+
   it('a request naming another host (DNS rebinding) is refused', async () => {
     const port = new URL(base).port;
     const status = await new Promise<number>((resolve, reject) => {
