@@ -24,6 +24,10 @@ export function parseConsoleAddress(text: string, allowed: readonly string[] = [
   if (!m || isIP(host) === 0 || !Number.isInteger(port) || port > 65535) {
     throw new UsageError('BAD_ARGUMENT', `--http takes an IP address and a port, like 127.0.0.1:8080 or [::1]:8080 (got "${text.slice(0, 80)}")`);
   }
+  if (host === '0.0.0.0' || host === '::' || /^[0:]+$/.test(host)) {
+    // Every interface: no one Host name to check a request against (docs/console.md, DNS rebinding).
+    throw new UsageError('BAD_ARGUMENT', `--http names one address to listen on, not every interface (${host}): use the address of the interface`);
+  }
   if (!isLoopback(host) && !allowed.includes(host)) {
     throw new UsageError('BAD_ARGUMENT', `the console listens on a loopback address unless the config names ${host} in console.addresses (it is plain HTTP: tokens would cross the network in the clear)`);
   }
