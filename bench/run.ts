@@ -18,10 +18,11 @@ import { formatTable } from './format-table.js';
 import { launchCost } from './launch-cost.js';
 import { sshBench } from './ssh.js';
 import { fidelityCheck } from './fidelity-check.js';
+import { consoleBench } from './console.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck, consoleBench];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {
