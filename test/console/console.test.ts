@@ -186,6 +186,24 @@ describe('the console in a browser', () => {
   }, 60_000);
 });
 
+describe('a hostile program', () => {
+  it('prints markup: it shows as text in the terminal, never as elements, and runs nothing', async () => {
+    await owner.drive('alpha').sendText(`printf '%s\\n' '<img src=x onerror="document.title=1">' '<script>document.title=2</script>'`, { submit: true });
+    await expect.poll(async () => (await owner.drive('alpha').read()).content, { timeout: 5000 }).toContain('\n<script>document.title=2</script>\n');
+    const { context, page } = await loggedIn(observeToken);
+    try {
+      await page.goto(`${base}drive/alpha`);
+      await expect.poll(() => terminalText(page), { timeout: 5000 }).toContain('\n<img src=x onerror="document.title=1">');
+      await page.waitForTimeout(300);
+      expect(await page.title()).toBe('tmux-drive: alpha');
+      expect(await page.$$('img')).toHaveLength(0);
+      expect(await page.$$eval('script', (ss) => ss.map((x) => (x as HTMLScriptElement).src).filter((src) => !src.includes('/static/') && !src.includes('/vendor/')))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+});
+
 describe('the console refuses', () => {
   it('every request without a token: 401 (pages, scripts, the vendored terminal, the API, a bad token)', async () => {
     for (const path of ['', 'drive/alpha', 'static/table.js', 'vendor/xterm.mjs', 'api/whoami']) {
@@ -231,6 +249,19 @@ describe('the console refuses', () => {
       await expect.poll(() => terminalText(page), { timeout: 5000 }).toContain('$');
       await owner.revoke(scoped.id);
       await page.waitForFunction(() => document.getElementById('notice')?.textContent?.includes('token_revoked'), undefined, { timeout: 5000 });
+      expect((await page.goto(base))?.status()).toBe(401);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
+  it('an expired token: its open page is closed when it expires, and it logs in no more', async () => {
+    const brief = await owner.mint({ classes: ['observe'], ttlMs: 4000, label: 'brief' });
+    const { context, page } = await loggedIn(brief.token);
+    try {
+      await page.goto(`${base}drive/alpha`);
+      await expect.poll(() => terminalText(page), { timeout: 3000 }).toContain('$');
+      await page.waitForFunction(() => document.getElementById('notice')?.textContent?.includes('token_expired'), undefined, { timeout: 8000 });
       expect((await page.goto(base))?.status()).toBe(401);
     } finally {
       await context.close();
