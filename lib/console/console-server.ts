@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Gate } from '../serve/gate.js';
 import type { Identity } from '../wire/protocol.js';
-import { UsageError } from '../common/errors.js';
+import { TmuxDriveError, UsageError } from '../common/errors.js';
 import { ConsoleAuth } from './console-auth.js';
 import { FleetView } from './fleet-view.js';
 import { DriveSocket } from './drive-socket.js';
@@ -144,7 +144,9 @@ export class ConsoleServer {
   static async listen(gate: Gate, address: ConsoleAddress): Promise<ConsoleServer> {
     const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
     const bound = await new Promise<ConsoleAddress>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        reject(new TmuxDriveError('CONSOLE_LISTEN_FAILED', `the console cannot listen on ${address.host}:${address.port} (${err.code ?? err.message})`, { host: address.host, port: address.port, errno: err.code ?? null }));
+      });
       server.listen(address.port, address.host, () => {
         const a = server.address();
         resolve({ host: address.host, port: typeof a === 'object' && a ? a.port : address.port });

@@ -25,6 +25,7 @@ import { TokenStore } from './token-store.js';
 import { Gate } from './gate.js';
 import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
 import type { ConsoleServer } from '../console/console-server.js';
+import { parseConsoleAddress, type ConsoleAddress } from '../console/console-address.js';
 
 export interface ServeOptions {
   readonly dataDir?: string;
@@ -131,6 +132,8 @@ async function takeHostLock(paths: ServePaths, opts: ServeOptions): Promise<Host
  */
 export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
   const loaded = loadConfig(opts.config, opts.dataDir);
+  // A bad --http is refused before anything is taken or opened.
+  const http = opts.http === undefined ? undefined : parseConsoleAddress(opts.http, loaded.config.console.addresses);
   const dataDir = makeDataDir(checkDataDir(loaded.dataDir));
   const paths = ensureServeDir(dataDir);
   const lock = await takeHostLock(paths, opts);
@@ -149,7 +152,7 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
     };
     const driver = await Driver.open(driverOptions);
     try {
-      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits }, opts.http);
+      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits }, http);
     } catch (err) {
       await driver.close();
       throw err;
@@ -176,20 +179,18 @@ export async function serveDriver(driver: Driver, opts: { readonly logger?: Logg
   }
 }
 
-async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, http?: string): Promise<ServingHost> {
+async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, http?: ConsoleAddress): Promise<ServingHost> {
   const tokens = TokenStore.open(paths);
   const audit = driver.config.audit.enabled ? AuditLog.open(paths.dataDir) : undefined;
   try {
     const gate = new Gate({ driver, tokens, ...(audit ? { audit } : {}) });
+    // Loaded only when asked for: a host without --http never imports the web stack. It listens
+    // first: an address in use fails the start before the host record names this process.
+    const web = http === undefined ? undefined : await (await import('../console/console-server.js')).ConsoleServer.listen(gate, http);
     const info: HostInfo = { pid: process.pid, startedAt: Date.now(), dataDir: paths.dataDir };
-    writeHostRecord(paths, info);
-    // Loaded only when asked for: a host without --http never imports the web stack.
-    const web = http === undefined ? undefined : await import('../console/console-server.js').then(async ({ ConsoleServer }) => {
-      const { parseConsoleAddress } = await import('../console/console-address.js');
-      return ConsoleServer.listen(gate, parseConsoleAddress(http, driver.config.console.addresses));
-    });
     let server: SocketServer;
     try {
+      writeHostRecord(paths, info);
       server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
     } catch (err) {
       await web?.close();

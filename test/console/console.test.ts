@@ -18,6 +18,8 @@ import { allow } from '../helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const dataDir = tempDataDir();
+/** docs/ keeps the README's screenshots: written there on request (TMUX_DRIVE_SCREENSHOTS=1), else beside the data dir. */
+const SHOTS = process.env.TMUX_DRIVE_SCREENSHOTS === '1' ? join(__dirname, '../../docs') : join(dataDir, '..');
 /** Printed in two halves, so only the program's output holds it whole (never the typed command). */
 const SECRET = 'ghp_R3allyS3cretT0kenValue0123456789abcd';
 const PRINT_SECRET = "printf '%s%s\\n' ghp_R3allyS3cret T0kenValue0123456789abcd";
@@ -110,7 +112,7 @@ describe('the console in a browser', () => {
       await page.waitForSelector('tr.waiting[data-drive="delta"]', { timeout: 5000 });
       expect(await page.$eval('#drives tbody tr', (tr) => (tr as HTMLElement).dataset.drive)).toBe('delta');
       expect(await page.textContent('tr[data-drive="delta"] td[data-col="state"]')).toMatch(/dialog: \w+/);
-      await page.screenshot({ path: join(__dirname, '../../docs/console-table.png') });
+      await page.screenshot({ path: join(SHOTS, 'console-table.png') });
     } finally {
       await context.close();
     }
@@ -152,7 +154,7 @@ describe('the console in a browser', () => {
       const audit = readAudit(dataDir).filter((r) => r.kind === 'call' && r.sessionId === 'beta' && (r.tags as { verb?: string }).verb === 'sendText');
       expect(audit.length).toBeGreaterThan(0);
       expect(audit.every((r) => (r.tags as { token?: string }).token === 'owner')).toBe(true);
-      await page.screenshot({ path: join(__dirname, '../../docs/console-drive.png') });
+      await page.screenshot({ path: join(SHOTS, 'console-drive.png') });
 
       await page.click('#release');
       await page.waitForSelector('#mode:not(.driving)');

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { ensureBuilt, runCli, testSetup } from '../cli/dist.js';
 import { killServe, startServe } from '../serve/harness.js';
 import { parseConsoleAddress } from '../../lib/console/console-address.js';
+import { serve } from '../../lib/serve/serve.js';
+import { createServer } from 'node:http';
 
 let dir: string;
 let dataDir: string;
@@ -56,5 +58,24 @@ describe('tmux-drive serve --http', () => {
     expect(parseConsoleAddress('192.0.2.7:8080', ['192.0.2.7'])).toEqual({ host: '192.0.2.7', port: 8080 });
     expect(parseConsoleAddress('[::1]:0')).toEqual({ host: '::1', port: 0 });
     expect(() => parseConsoleAddress('[::]:80', ['::'])).toThrow(/one address/);
+  }, 30_000);
+
+  it('an address in use fails the start with CONSOLE_LISTEN_FAILED and holds nothing: the next serve starts', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const err = (await serve({ dataDir, config, http: `127.0.0.1:${port}` }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as { code?: string; message?: string } | undefined;
+      expect(err?.code).toBe('CONSOLE_LISTEN_FAILED');
+      expect(err?.message).toContain('EADDRINUSE');
+      const host = await serve({ dataDir, config });
+      expect(host.console).toBeUndefined();
+      await host.close();
+    } finally {
+      blocker.close();
+    }
   }, 30_000);
 });
