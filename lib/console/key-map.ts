@@ -49,6 +49,8 @@ function escapeSequence(text: string, i: number): { key: string | undefined; len
     const final = text[j];
     if (final === undefined || text.charCodeAt(j) < 0x40 || text.charCodeAt(j) > 0x7e) return { key: undefined, length: j - i };
     const params = text.slice(i + 2, j);
+    // A legacy (X10) mouse report, ESC [ M and three bytes of button and position: all of it goes.
+    if (next === '[' && final === 'M' && params === '') return { key: undefined, length: Math.min(text.length - i, 6) };
     const length = j - i + 1;
     if (!/^[0-9;]*$/.test(params)) return { key: undefined, length }; // private (`?`, `>`): answers, not keys
     const [first, mod] = params.split(';');

@@ -28,5 +28,7 @@ describe('mapInput', () => {
     expect(mapInput('\x1b[?1;2c\x1b[>0;276;0c\x1b[I\x1b[O\x1b[<0;10;5M')).toEqual([]);
     expect(mapInput('a\x1b[?62;22cb')).toEqual([{ kind: 'text', text: 'ab' }]);
     expect(mapInput('\x1b[')).toEqual([]);
+    // An X10 mouse report's three bytes are printable: they must not be typed.
+    expect(mapInput('a\x1b[M !!b')).toEqual([{ kind: 'text', text: 'ab' }]);
   });
 });
