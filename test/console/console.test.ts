@@ -59,7 +59,7 @@ async function terminalText(page: Page): Promise<string> {
 }
 
 beforeAll(async () => {
-  host = await serve({ dataDir, config: hostConfig({ allow: [BASH, allow('whiptail', '/usr/bin/whiptail')] }), http: '127.0.0.1:0' });
+  host = await serve({ dataDir, config: hostConfig({ allow: [BASH, allow('whiptail', '/usr/bin/whiptail'), allow('vim', '/usr/bin/vim.basic')] }), http: '127.0.0.1:0' });
   base = host.console?.url as string;
   ownerToken = readFileSync(join(dataDir, 'serve', 'owner.token'), 'utf8').trim();
   owner = await Client.connect(dataDir);
@@ -168,6 +168,27 @@ describe('the console in a browser', () => {
     }
   }, 60_000);
 
+  it('take-over drives a full-screen program: keys (Escape, Enter) reach vim by their names', async () => {
+    const vim = await owner.create({ allowId: 'vim', name: 'editor', args: ['-u', 'NONE', '-N'] });
+    await vim.wait({ forIdleMs: 300 });
+    const { context, page } = await loggedIn(ownerToken);
+    try {
+      await page.goto(`${base}drive/editor`);
+      await expect.poll(() => terminalText(page), { timeout: 5000 }).toContain('~');
+      await page.click('#takeover');
+      await page.waitForSelector('#mode.driving');
+      await page.click('#screen');
+      await page.keyboard.type('ihello from the console');
+      await page.keyboard.press('Escape');
+      await page.keyboard.type(':s/hello/HELLO/');
+      await page.keyboard.press('Enter');
+      await expect.poll(async () => (await vim.read()).content, { timeout: 5000 }).toMatch(/^HELLO from the console *$/m);
+      await expect.poll(() => terminalText(page), { timeout: 5000 }).toMatch(/^HELLO from the console *$/m);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
   it('a secret a drive prints is not in the page for an observe token (an admin sees it)', async () => {
     await owner.drive('alpha').sendText(PRINT_SECRET, { submit: true });
     await owner.drive('alpha').wait({ forText: 'T0kenValue0123456789abcd\n' }).catch(() => undefined);
@@ -258,12 +279,13 @@ describe('the console refuses', () => {
   }, 60_000);
 
   it('an expired token: its open page is closed when it expires, and it logs in no more', async () => {
-    const brief = await owner.mint({ classes: ['observe'], ttlMs: 4000, label: 'brief' });
+    // Long enough to log in and open a page on a loaded machine; the page must then be ended by the expiry itself.
+    const brief = await owner.mint({ classes: ['observe'], ttlMs: 10_000, label: 'brief' });
     const { context, page } = await loggedIn(brief.token);
     try {
       await page.goto(`${base}drive/alpha`);
-      await expect.poll(() => terminalText(page), { timeout: 3000 }).toContain('$');
-      await page.waitForFunction(() => document.getElementById('notice')?.textContent?.includes('token_expired'), undefined, { timeout: 8000 });
+      await expect.poll(() => terminalText(page), { timeout: 8000 }).toContain('$');
+      await page.waitForFunction(() => document.getElementById('notice')?.textContent?.includes('token_expired'), undefined, { timeout: 15_000 });
       expect((await page.goto(base))?.status()).toBe(401);
     } finally {
       await context.close();
