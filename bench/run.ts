@@ -21,10 +21,11 @@ import { fidelityCheck } from './fidelity-check.js';
 import { serveCall } from './serve-call.js';
 import { serveTakeover } from './serve-takeover.js';
 import { serveScale } from './serve-scale.js';
+import { consoleBench } from './console.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck, serveCall, serveTakeover, serveScale];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck, serveCall, serveTakeover, serveScale, consoleBench];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {

@@ -382,17 +382,19 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'serve',
-    usage: 'serve [--standby]',
+    usage: 'serve [--standby] [--http HOST:PORT]',
     summary: 'serve this data dir in the foreground: the CLI, tmux-drive mcp and clients go through it; SIGTERM stops it, the drives keep running',
     help: [
       '--standby  wait while another host serves, and take over the moment it ends (killed included)',
+      '--http HOST:PORT  also serve the web console there (loopback unless the config lists the address in console.addresses); log in with a token',
       'One host per data dir: a second serve (without --standby) fails with HOST_HELD naming the holder.',
       'Ready when it prints "serving …" on stdout; logs go to stderr.',
     ],
-    options: { standby: { type: 'boolean' } },
+    options: { standby: { type: 'boolean' }, http: { type: 'string' } },
     positionals: [0, 0],
     async run(ctx) {
       const { serve } = await import('../serve/serve.js');
+      const http = typeof ctx.values.http === 'string' ? ctx.values.http : undefined;
       const log = (message: string): void => void ctx.stderr.write(`tmux-drive serve: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
       const standby = ctx.values.standby === true;
       const host = await serve({
@@ -400,13 +402,14 @@ export const COMMANDS: readonly CommandSpec[] = [
         ...(ctx.global.config ? { config: ctx.global.config } : {}),
         ...(ctx.global.adoptOrphans ? { adoptOrphans: true } : {}),
         standby,
+        ...(http !== undefined ? { http } : {}),
         signal: ctx.signal,
         logger: { warn: (m) => log(`warning: ${m}`), info: log },
         onWaiting: (holder) => log(holder ? `standby: pid ${holder.pid} serves; waiting to take over` : 'standby: in-process commands hold the data dir; waiting for them'),
       });
       const live = host.driver.list().filter((i) => i.state === 'live').length;
-      const ready = { serving: host.info.dataDir, socket: host.socketPath, pid: process.pid, drives: live };
-      ctx.stdout.write(ctx.global.json ? `${JSON.stringify(ready)}\n` : `serving ${ready.serving} on ${ready.socket} (pid ${ready.pid}, ${live} live drive(s))\n`);
+      const ready = { serving: host.info.dataDir, socket: host.socketPath, pid: process.pid, drives: live, ...(host.console ? { console: host.console.url } : {}) };
+      ctx.stdout.write(ctx.global.json ? `${JSON.stringify(ready)}\n` : `serving ${ready.serving} on ${ready.socket} (pid ${ready.pid}, ${live} live drive(s))${host.console ? `; console at ${host.console.url}` : ''}\n`);
       await new Promise<void>((resolve) => {
         if (ctx.signal.aborted) resolve();
         ctx.signal.addEventListener('abort', () => resolve(), { once: true });

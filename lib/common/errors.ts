@@ -65,7 +65,10 @@ export type ErrorCode =
   /** No host serves this data dir, and the call needs one (a scoped token, mint, revoke). */
   | 'NOT_SERVING'
   /** A message on the host's socket that is not the protocol (bad JSON, unknown method, no hello). */
-  | 'PROTOCOL_ERROR';
+  | 'PROTOCOL_ERROR'
+  // the web console (lib/console)
+  /** The console could not listen on its address (in use, or not an address of this machine). */
+  | 'CONSOLE_LISTEN_FAILED';
 
 export class TmuxDriveError extends Error {
   readonly code: ErrorCode;

@@ -6,6 +6,7 @@
  * reconcile and orphans (what open() finds in the data dir). README.md has the map.
  */
 import type { Clock } from '../common/clock.js';
+import type { Disposable } from '../common/disposable.js';
 import { PolicyError, SessionError } from '../common/errors.js';
 import type { ExitInfo } from '../common/exit-info.js';
 import type { DriverConfig } from '../policy/config-schema.js';
@@ -49,6 +50,7 @@ export class Driver {
   private readonly backends: BackendFactory;
   private readonly sessionFactory: SessionFactory;
   private closed = false;
+  private readonly createdListeners = new Set<(session: Session) => void>();
 
   private constructor(
     private readonly journal: Journal,
@@ -195,6 +197,13 @@ export class Driver {
       throw new SessionError('DRIVER_CLOSED', `this driver was closed while drive "${name}" was starting; it was detached (a durable drive keeps running for the next Driver.open)`, { name });
     }
     this.sessions.set(name, session); // replaces an ended session of the same name
+    for (const listener of this.createdListeners) {
+      try {
+        listener(session);
+      } catch {
+        /* a watcher's failure is its own: the drive was created */
+      }
+    }
     // Matched as one command line: a flag and its value are two words (`-u user:pass`).
     const argv = [plan.binary, ...(opts.args ?? [])];
     const redactedArgv = config.redactSecrets ? redactArgv(argv).argv : argv;
@@ -206,6 +215,12 @@ export class Driver {
       session.on('closed', () => timer.cancel());
     }
     return session;
+  }
+
+  /** Tells `listener` of each drive create() makes from now on, once it is listed (the console's table). */
+  onCreated(listener: (session: Session) => void): Disposable {
+    this.createdListeners.add(listener);
+    return { dispose: () => void this.createdListeners.delete(listener) };
   }
 
   private liveSessions(): Session[] {

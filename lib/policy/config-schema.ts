@@ -212,6 +212,13 @@ export const DriverConfigSchema = v.strictObject({
   ),
   redactSecrets: v.optional(v.boolean(), true),
   audit: v.optional(v.strictObject({ enabled: v.optional(v.boolean(), true) }), {}),
+  /** The web console (`tmux-drive serve --http`): the non-loopback addresses it may listen on. */
+  console: v.optional(
+    v.strictObject({
+      addresses: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(/^[0-9A-Fa-f:.]{2,45}$/, 'an IP address'))), v.maxLength(16)), []),
+    }),
+    {},
+  ),
   unsafeDisableSandbox: v.optional(v.boolean(), false),
   allow: v.optional(v.pipe(v.array(AllowEntrySchema), v.maxLength(B.allowEntries, `at most ${B.allowEntries} entries`)), []),
   hosts: v.optional(v.pipe(v.array(HostSchema), v.maxLength(B.remoteHosts, `at most ${B.remoteHosts} hosts`)), []),

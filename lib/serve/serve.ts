@@ -24,6 +24,8 @@ import { readHostRecord, removeHostRecord, writeHostRecord, type HostRecord } fr
 import { TokenStore } from './token-store.js';
 import { Gate } from './gate.js';
 import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
+import type { ConsoleServer } from '../console/console-server.js';
+import { parseConsoleAddress, type ConsoleAddress } from '../console/console-address.js';
 
 export interface ServeOptions {
   readonly dataDir?: string;
@@ -39,6 +41,11 @@ export interface ServeOptions {
   readonly signal?: AbortSignal;
   /** A standby is about to wait: who serves now (undefined: in-process commands hold the data dir). */
   readonly onWaiting?: (holder: HostRecord | undefined) => void;
+  /**
+   * Serve the web console on this `HOST:PORT` (port 0: any free one); a loopback address unless
+   * the config's console.addresses names another. Off when absent.
+   */
+  readonly http?: string;
   /** Other bounds for the socket (tests make a slow client's drop quick to reach). @internal */
   readonly socketLimits?: Partial<SocketLimits>;
 }
@@ -66,6 +73,8 @@ export class ServingHost {
     private readonly lock: HostLock,
     private readonly audit: AuditLog | undefined,
     private readonly ownsDriver: boolean,
+    /** The web console, when serve() was asked for one (--http). */
+    readonly console?: ConsoleServer,
   ) {}
 
   get socketPath(): string {
@@ -84,6 +93,7 @@ export class ServingHost {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.gate.close();
+      await this.console?.close();
       const flushed = this.server.close();
       await Promise.race([flushed, new Promise((r) => setTimeout(r, CLOSE_FLUSH_MS).unref())]);
       if (this.ownsDriver) await this.driver.close();
@@ -122,6 +132,8 @@ async function takeHostLock(paths: ServePaths, opts: ServeOptions): Promise<Host
  */
 export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
   const loaded = loadConfig(opts.config, opts.dataDir);
+  // A bad --http is refused before anything is taken or opened.
+  const http = opts.http === undefined ? undefined : parseConsoleAddress(opts.http, loaded.config.console.addresses);
   const dataDir = makeDataDir(checkDataDir(loaded.dataDir));
   const paths = ensureServeDir(dataDir);
   const lock = await takeHostLock(paths, opts);
@@ -140,7 +152,7 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
     };
     const driver = await Driver.open(driverOptions);
     try {
-      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits });
+      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits }, http);
     } catch (err) {
       await driver.close();
       throw err;
@@ -167,15 +179,24 @@ export async function serveDriver(driver: Driver, opts: { readonly logger?: Logg
   }
 }
 
-async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits): Promise<ServingHost> {
+async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, http?: ConsoleAddress): Promise<ServingHost> {
   const tokens = TokenStore.open(paths);
   const audit = driver.config.audit.enabled ? AuditLog.open(paths.dataDir) : undefined;
   try {
     const gate = new Gate({ driver, tokens, ...(audit ? { audit } : {}) });
+    // Loaded only when asked for: a host without --http never imports the web stack. It listens
+    // first: an address in use fails the start before the host record names this process.
+    const web = http === undefined ? undefined : await (await import('../console/console-server.js')).ConsoleServer.listen(gate, http);
     const info: HostInfo = { pid: process.pid, startedAt: Date.now(), dataDir: paths.dataDir };
-    writeHostRecord(paths, info);
-    const server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
-    return new ServingHost(driver, info, paths, gate, server, lock, audit, ownsDriver);
+    let server: SocketServer;
+    try {
+      writeHostRecord(paths, info);
+      server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
+    } catch (err) {
+      await web?.close();
+      throw err;
+    }
+    return new ServingHost(driver, info, paths, gate, server, lock, audit, ownsDriver, web);
   } catch (err) {
     audit?.close();
     throw err;

@@ -29,6 +29,11 @@ export interface ReadOptions {
   readonly maxBytes?: number;
   /** Whose previous read a `diff` is against (default 'default'; at most 64 callers are remembered). */
   readonly caller?: string;
+  /**
+   * false: the screen as the program drew it, secrets included (the console's admin view). The
+   * library caller already has the raw bytes (`on('output')`); the host's verbs never pass it.
+   */
+  readonly redact?: boolean;
 }
 
 export interface ReadResult {
@@ -83,7 +88,8 @@ export class ScreenReader {
 
   read(opts: ReadOptions = {}): ReadResult {
     const { mirror, transcript } = this.ctx;
-    const { profile, redact } = this.options;
+    const { profile } = this.options;
+    const redact = this.options.redact && opts.redact !== false;
     const format = opts.format ?? 'text';
     if (format !== 'text' && format !== 'ansi' && format !== 'html') throw new UsageError('BAD_ARGUMENT', `read format "${String(format)}" is not one of text, ansi, html`);
     const scrollback = opts.scrollback ?? 0;
