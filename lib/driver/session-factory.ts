@@ -67,7 +67,8 @@ export class SessionFactory {
       limits: entry?.limits ?? {},
       profile: profiles.select({ profile: entry?.profile, allowId, binary: entry?.match.path }),
       stuckMs: config.worker.stuckMs,
-      idleTtlMs: config.worker.idleTtlMs,
+      // 0 turns the reaper off.
+      ...(config.worker.idleTtlMs > 0 ? { idleTtlMs: config.worker.idleTtlMs } : {}),
       // A drive whose entry is unknown (adopted, or removed from the config) answers nothing itself.
       autoAnswer: entry?.autoAnswer ?? 'none',
       readMode: config.drive.readMode,

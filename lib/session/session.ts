@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../common/clock.js';
 import type { Disposable } from '../common/disposable.js';
 import { UsageError, SessionError } from '../common/errors.js';
+import { toMachineToken } from '../common/machine-token.js';
 import { compareWithCapture, type FidelityReport } from '../emulator/fidelity.js';
 import { Mirror } from '../emulator/mirror.js';
 import { StringTimeoutWatch } from '../emulator/string-timeout.js';
@@ -337,14 +338,16 @@ export class Session {
 
   // ---- for the driver ----------------------------------------------------------------------------
 
-  /** Ends the drive because a cap fired; list() reports it failed with `evicted:<cap>`. @internal */
+  /** Ends the drive because a cap fired; list() and the outcome report it failed with `evicted:<cap>` (lower-cased). @internal */
   async evict(cap: string): Promise<void> {
     const { signals, transcript } = this.ctx;
     if (signals.phase === 'killed' || signals.phase === 'lost') return;
-    signals.markEvicted(`evicted:${cap}`);
+    // The reason names the cap, as a machine token (the journal keeps lower case only).
+    const reason = toMachineToken(`evicted:${cap}`);
+    signals.markEvicted(reason);
     transcript.append('incident', undefined, { code: 'evicted', cap });
     this.emitter.emit('incident', 'evicted', { cap });
-    this.outcomes.settle('failed', `evicted:${cap}`);
+    this.outcomes.settle('failed', reason);
     await this.kill();
   }
 

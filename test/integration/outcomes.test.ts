@@ -277,7 +277,7 @@ describe('the cost limit', () => {
       while (s.lifecycle === 'live' && Date.now() < deadline) await sleep(50);
       expect(r.outcomes).toEqual([expect.objectContaining({ outcome: 'needs-you', reason: 'cost_limit', costUsd: 0.42 })]);
       expect(r.notes.filter((n) => n.kind === 'outcome')).toHaveLength(1);
-      expect(t.driver.list().find((i) => i.id === 'spender')).toMatchObject({ state: 'failed', reason: 'evicted:drive.maxCostUsd' });
+      expect(t.driver.list().find((i) => i.id === 'spender')).toMatchObject({ state: 'failed', reason: 'evicted:drive.maxcostusd' });
       expect(t.driver.events('spender').filter((e) => e.kind === 'outcome')[0]?.tags).toMatchObject({ outcome: 'needs-you', reason: 'cost_limit' });
     } finally {
       await t.cleanup();
