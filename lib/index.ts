@@ -12,6 +12,6 @@ export { validateConfig } from './policy/config.js';
 export { DriverConfigSchema, CONFIG_BOUNDS, ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput, type AllowEntry } from './policy/config-schema.js';
 export { TmuxDriveError, ConfigError, PolicyError, UsageError, TmuxTimeoutError, TmuxCommandError, ClosedError, SessionError, type ErrorCode, type ConfigIssue } from './common/errors.js';
 export type { ExitInfo, SignalName } from './session/backend.js';
-export type { TranscriptEntry, TranscriptKind } from './session/transcript.js';
+export type { EvidenceLoss, TranscriptEntry, TranscriptKind } from './session/transcript.js';
 export { KEY_NAMES } from './control/encode.js';
 export { toAsciicast, formatAsciicast, type Asciicast, type AsciicastOptions } from './session/asciicast.js';

@@ -30,6 +30,16 @@ const INCIDENT_OF: Readonly<Record<string, IncidentKind>> = {
   control_replaced: 'control_lost',
 };
 
+/** The seqs and counts of an evidence_overflow incident, as journal tags (numbers only). */
+function overflowTags(detail: Record<string, unknown>): Record<string, number> {
+  const tags: Record<string, number> = {};
+  for (const [key, tag] of [['fromSeq', 'from_seq'], ['toSeq', 'to_seq'], ['entries', 'entries'], ['bytes', 'bytes']] as const) {
+    const value = detail[key];
+    if (typeof value === 'number' && Number.isSafeInteger(value)) tags[tag] = value;
+  }
+  return tags;
+}
+
 /** A dialog digest as the journal stores it (hex, with a kind prefix). */
 function dialogDigest(digest: string): string {
   return /^[0-9a-f]{16,128}$/.test(digest) ? `dialog:${digest}` : `dialog:${hashOf(digest).slice(0, 32)}`;
@@ -61,7 +71,7 @@ export class JournalBinding implements Disposable {
       session.on('exit', (exit) => this.onExit(exit)),
       session.on('outcome', (outcome) => this.onOutcome(outcome)),
       session.on('lost', (reason) => this.onLost(reason)),
-      session.on('incident', (code) => this.onIncident(code)),
+      session.on('incident', (code, detail) => this.onIncident(code, detail)),
       session.on('closed', (how) => this.onClosed(how)),
     ];
   }
@@ -114,9 +124,12 @@ export class JournalBinding implements Disposable {
     this.journal.recordIncident(this.id, token, {});
   }
 
-  private onIncident(code: string): void {
+  private onIncident(code: string, detail: Record<string, unknown>): void {
     const kind = INCIDENT_OF[code];
-    if (kind) this.journal.recordIncident(this.id, kind, { code });
+    if (!kind) return;
+    // An overflow names what it is about to evict: seqs and counts, never the evidence itself.
+    const range = kind === 'evidence_overflow' ? overflowTags(detail) : {};
+    this.journal.recordIncident(this.id, kind, { code, ...range });
   }
 
   private onClosed(how: 'killed' | 'detached'): void {

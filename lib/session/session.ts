@@ -119,14 +119,17 @@ export class Session {
     this.redact = init.redact ?? true;
     const { clock } = init;
     const events = this.emitter;
-    let overflowReported = false;
-    const transcript = new Transcript(init.ringBytes, init.firstSeq ?? 1, Date.now, () => {
-      // Loud, once per burst: unacknowledged evidence is being evicted (consumer too slow).
-      if (overflowReported) return;
-      overflowReported = true;
-      events.emit('incident', 'evidence_overflow', { ringBytes: init.ringBytes });
+    let overflowRaised = false;
+    const transcript = new Transcript(init.ringBytes, init.firstSeq ?? 1, Date.now, (loss) => {
+      // Raised before the eviction, naming what will go: a listener may still read it now.
+      events.emit('overflow', loss);
+      // The incident (journaled) once per burst: a consumer that stopped acknowledging would
+      // otherwise write one row per output chunk.
+      if (overflowRaised) return;
+      overflowRaised = true;
+      events.emit('incident', 'evidence_overflow', { ringBytes: init.ringBytes, fromSeq: loss.fromSeq, toSeq: loss.toSeq, entries: loss.entries, bytes: loss.bytes });
       queueMicrotask(() => {
-        overflowReported = false;
+        overflowRaised = false;
       });
     });
     const signals = new DriveSignals(init.id, transcript, init.interactions ?? 0);
