@@ -1,4 +1,4 @@
-export { Driver, type DriverOptions, type CreateOptions, type SessionInfo, type Logger } from './driver/driver.js';
+export { Driver, type DriverOptions, type CreateOptions, type SessionInfo, type Logger, type PrunedDrive } from './driver/driver.js';
 export { DataDirError } from './driver/data-dir.js';
 export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents, type Attention, type DriveOutcome, type Heartbeat, type Notification, type NotifyPolicy, type ReadMode, type ScreenDiff, type DiffRow } from './session/session.js';
 export { classifyScreen, CLASSIFIER_REASONS, type ScreenSignals, type ScreenVerdict, type ClassifierReason } from './perceive/classify-screen.js';

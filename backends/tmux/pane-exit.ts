@@ -97,6 +97,11 @@ export class PaneExitReader {
       });
   }
 
+  /** Resolves once the read in flight (if any) has reported the exit or given up for now. */
+  async settled(): Promise<void> {
+    while (this.reading) await this.reading;
+  }
+
   /** Stops re-asking (the drive is ending). */
   dispose(): void {
     this.reported = true;

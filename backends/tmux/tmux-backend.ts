@@ -71,6 +71,8 @@ export class TmuxBackend implements DriveBackend {
   private inMode = false;
   private exited = false;
   private ending = false;
+  /** The server's end (kill, or the cleanup after a clean exit), verified. */
+  private ended: Promise<void> | undefined;
   /** Counts control clients: events and closes of a replaced one are ignored. */
   private generation = 0;
   /** The channel is being replaced after a framing anomaly. */
@@ -128,6 +130,9 @@ export class TmuxBackend implements DriveBackend {
   static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(target, listener);
     await backend.connect(true);
+    // A program that ended while no host was attached: its exit is known before the caller sees
+    // the drive, so a re-opened host never lists it live (and a clean one is cleaned up now).
+    await backend.exitReader.settled();
     return backend;
   }
 
@@ -276,6 +281,12 @@ export class TmuxBackend implements DriveBackend {
     // load), but its grid has it: take the final screen from tmux before reporting the exit.
     await this.sync.resync([], 'exit').catch(() => undefined);
     this.listener.exit(exit);
+    // A clean exit with its status and final screen taken leaves nothing to look at in tmux: the
+    // server and its socket go now, verified (seed 001), instead of piling up until kill().
+    // Any other end keeps the dead pane for an operator until kill() or prune.
+    if (exit.code === 0) {
+      await this.kill().catch((err: unknown) => this.listener.incident('cleanup_failed', { code: err instanceof TmuxDriveError ? err.code : 'unknown' }));
+    }
   }
 
   capture(): Promise<PaneCapture> {
@@ -356,7 +367,13 @@ export class TmuxBackend implements DriveBackend {
     await this.client?.detach();
   }
 
-  async kill(): Promise<void> {
+  /** Ends the program, its tree and the server, verified; once (a second call gets the first's result). */
+  kill(): Promise<void> {
+    this.ended ??= this.end();
+    return this.ended;
+  }
+
+  private async end(): Promise<void> {
     this.ending = true;
     this.exitReader.dispose();
     await this.replacing;

@@ -57,6 +57,8 @@ export interface SessionInit {
   readonly firstSeq?: number;
   /** Interactions a previous host already made (re-attach). */
   readonly interactions?: number;
+  /** The backend and durability the journal records, for a drive with no backend bound (failed at re-attach). */
+  readonly recorded?: { readonly backend: 'tmux' | 'spawn'; readonly durable: boolean };
   /** Redact secrets from reads and the transcript (config `redactSecrets`, default true). */
   readonly redact?: boolean;
   /** Every action that reaches the program, for the audit log (payload not yet redacted). */
@@ -107,6 +109,7 @@ export class Session {
   private readonly outcomes: Outcomes;
   private readonly watch: DriveWatch;
   private mirrorReleased = false;
+  private readonly recorded: SessionInit['recorded'];
 
   constructor(init: SessionInit) {
     // Checked before the mirror exists: a refused session holds nothing.
@@ -117,6 +120,7 @@ export class Session {
     this.createdAt = init.createdAt;
     this.profile = init.profile ?? GENERIC_PROFILE;
     this.redact = init.redact ?? true;
+    this.recorded = init.recorded;
     const { clock } = init;
     const events = this.emitter;
     let overflowRaised = false;
@@ -193,11 +197,11 @@ export class Session {
   }
 
   get backendKind(): 'tmux' | 'spawn' {
-    return this.ctx.signals.backend?.kind ?? 'tmux';
+    return this.ctx.signals.backend?.kind ?? this.recorded?.backend ?? 'tmux';
   }
 
   get durable(): boolean {
-    return this.ctx.signals.backend?.durable ?? false;
+    return this.ctx.signals.backend?.durable ?? this.recorded?.durable ?? false;
   }
 
   /** live | exited | failed, as driver.list() reports it. */
