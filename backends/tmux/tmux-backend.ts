@@ -361,6 +361,8 @@ export class TmuxBackend implements DriveBackend {
   }
 
   async detach(): Promise<void> {
+    // A clean exit's cleanup under way finishes (verified) rather than being cut off.
+    if (this.ended) return this.ended.catch(() => undefined);
     this.ending = true;
     this.exitReader.dispose();
     await this.replacing;
