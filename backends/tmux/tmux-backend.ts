@@ -71,6 +71,12 @@ export class TmuxBackend implements DriveBackend {
   private inMode = false;
   private exited = false;
   private ending = false;
+  /**
+   * Settled once launch() or attach() has finished connecting: a program that exits at once is
+   * reported at once, but its cleanup waits, or it would kill the server under the launch.
+   */
+  private readonly connected: Promise<void>;
+  private markConnected: () => void = () => undefined;
   /** The server's end (kill, or the cleanup after a clean exit), verified. */
   private ended: Promise<void> | undefined;
   /** Counts control clients: events and closes of a replaced one are ignored. */
@@ -82,6 +88,9 @@ export class TmuxBackend implements DriveBackend {
 
   private constructor(private readonly target: TmuxTarget, private readonly listener: BackendListener) {
     this.socket = socketPathFor(target.socketDir, target.name);
+    this.connected = new Promise((resolve) => {
+      this.markConnected = resolve;
+    });
     this.host = hostOf(target);
     this.sync = new PaneResync({
       drive: target.name,
@@ -118,7 +127,11 @@ export class TmuxBackend implements DriveBackend {
     } finally {
       await host.removeFile(conf).catch(() => undefined); // it names the program's arguments: keep nothing on disk
     }
-    await backend.connect();
+    try {
+      await backend.connect();
+    } finally {
+      backend.markConnected();
+    }
     return backend;
   }
 
@@ -129,7 +142,11 @@ export class TmuxBackend implements DriveBackend {
    */
   static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(target, listener);
-    await backend.connect(true);
+    try {
+      await backend.connect(true);
+    } finally {
+      backend.markConnected();
+    }
     // A program that ended while no host was attached: its exit is known before the caller sees
     // the drive, so a re-opened host never lists it live (and a clean one is cleaned up now).
     await backend.exitReader.settled();
@@ -285,6 +302,7 @@ export class TmuxBackend implements DriveBackend {
     // server and its socket go now, verified (seed 001), instead of piling up until kill().
     // Any other end keeps the dead pane for an operator until kill() or prune.
     if (exit.code === 0) {
+      await this.connected;
       await this.kill().catch((err: unknown) => this.listener.incident('cleanup_failed', { code: err instanceof TmuxDriveError ? err.code : 'unknown' }));
     }
   }

@@ -98,6 +98,16 @@ describe('finished drives', () => {
     }
   });
 
+  it('a program that exits 0 during its own launch: create succeeds, the outcome is done, the server is cleaned up after the launch', async () => {
+    const d = await open();
+    const sessions = await Promise.all(Array.from({ length: 6 }, (_, i) => d.create({ allowId: 'sh', name: `quick${i}`, args: ['-c', 'echo quick; exit 0'] })));
+    for (const s of sessions) expect((await s.wait({ forExit: true, timeoutMs: 20_000 })).outcome).toBe('exit');
+    for (const s of sessions) expect(s.outcome).toMatchObject({ outcome: 'done', reason: 'exit_0' });
+    const socketsLeft = (): string[] => readdirSync(join(d.dataDir, 'tmux')).filter((f) => f.endsWith('.sock'));
+    expect(await until(() => sessions.every((s) => serverPids(join(d.dataDir, 'tmux', `${s.id}.sock`)).length === 0) && socketsLeft().length === 0)).toBe(true);
+    expect(d.list().map((i) => i.state)).toEqual(sessions.map(() => 'exited'));
+  });
+
   it('a host that opens the data dir again never lists an exited drive as live, and the row stays exited', async () => {
     const first = await open();
     const dir = first.dataDir;
