@@ -146,7 +146,14 @@ export class Driver {
     }
     // A finished drive of that name keeps its history (answered prompts, outcome, events) under a
     // retired id: a new drive never inherits what another one answered or concluded.
-    if (existing) this.journal.retireSession(name);
+    if (existing) {
+      // A nonzero end keeps its server for an operator: the name is free only once that is gone
+      // (retiring the row first would leave the server to no row prune could reach).
+      if (existing.backend === 'tmux' && (await this.backends.localServerAnswers(existing.socketPath))) {
+        throw new SessionError('NAME_IN_USE', `drive "${name}" has ${existing.state} but its tmux server is kept for inspection; prune or kill it first`, { name });
+      }
+      this.journal.retireSession(name);
+    }
     const placed = await this.backends.plan(opts);
     const { plan, placement } = placed;
     // A remote plan is a round trip: the driver may have been closed meanwhile.
