@@ -41,6 +41,8 @@ import {
   type SessionRecord,
 } from './records.js';
 import { SessionRows } from './session-rows.js';
+
+export { isRetiredSessionId } from './session-rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { WriteBuffer } from './write-buffer.js';
 
@@ -109,6 +111,24 @@ export class Journal {
   /** The session's server is gone (or it was evicted): terminal, with a machine reason. */
   markFailed(id: string, reason: string): SessionRecord {
     return this.updateSession(id, { state: 'failed', failureReason: reason });
+  }
+
+  /**
+   * A finished drive (exited or failed) gives up its name: its row, events, answered prompts and
+   * incidents move to the id `r<sid>-<id>`, padded past 48 characters (longer than any drive
+   * name). A new drive of the same
+   * name starts with no history: an answered prompt belongs to the drive that answered it.
+   * Returns the retired id.
+   */
+  retireSession(id: string): string {
+    this.assertOpen();
+    return this.rows.retire(id);
+  }
+
+  /** Deletes a finished drive (exited or failed) with its events, answered prompts and incidents. */
+  forgetSession(id: string): void {
+    this.assertOpen();
+    this.rows.forget(id);
   }
 
   getSession(id: string): SessionRecord | undefined {

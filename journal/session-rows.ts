@@ -22,6 +22,14 @@ import type { WriteBuffer } from './write-buffer.js';
 const MAX_SOCKET_PATH_BYTES = 107;
 const SOCKET_PATH = /^[A-Za-z0-9._/-]+$/;
 
+/** A retired drive's id is longer than any drive name (lib/driver's DRIVE_NAME: at most 48). */
+const RETIRED_ID_MIN = 49;
+
+/** True for the id of a row `retire` moved aside (its name was taken by a new drive). */
+export function isRetiredSessionId(id: string): boolean {
+  return id.length >= RETIRED_ID_MIN && /^r[0-9]+-/.test(id);
+}
+
 /** The in-memory view of a session's event counter: the seq last handed out. */
 export interface SeqRef {
   readonly sid: number;
@@ -101,6 +109,37 @@ export class SessionRows {
       .all()
       .filter((row) => !checked || checked.includes(row.state))
       .map((row) => this.recordOf(row));
+  }
+
+  /**
+   * Moves a finished drive's row (its events, answered prompts and incidents with it) to the id
+   * `r<sid>-<id>`, padded with `-` past 48 characters: longer than any drive name, unique by its
+   * sid. Its name is free for a new drive, and its history stays its own. Returns the new id.
+   */
+  retire(id: string): string {
+    checkSessionId('session.id', id);
+    const retired = this.buffer.write(() => {
+      const row = this.q.sessionById.get(id);
+      if (!row) throw notFound(id);
+      if (row.state === 'live' || row.state === 'detached') throw new JournalError('JOURNAL_BAD_VALUE', `session "${id}" is ${row.state}: only a finished drive is retired`, { id });
+      const to = `r${row.sid}-${id}`.padEnd(RETIRED_ID_MIN, '-').slice(0, 64);
+      this.q.renameSession.run(to, to, row.sid);
+      return to;
+    });
+    this.seqs.delete(id);
+    return retired;
+  }
+
+  /** Deletes a finished drive's row, events, answered prompts and incidents (prune). */
+  forget(id: string): void {
+    checkSessionId('session.id', id);
+    this.buffer.write(() => {
+      const row = this.q.sessionById.get(id);
+      if (!row) return;
+      if (row.state === 'live' || row.state === 'detached') throw new JournalError('JOURNAL_BAD_VALUE', `session "${id}" is ${row.state}: only a finished drive is forgotten`, { id });
+      for (const del of [this.q.deleteEvents, this.q.deleteAnswers, this.q.deleteIncidents, this.q.deleteSession]) del.run(row.sid);
+    });
+    this.seqs.delete(id);
   }
 
   /** The session's event counter (SESSION_NOT_FOUND when the journal has no such session). */

@@ -73,6 +73,11 @@ export interface Statements {
   readonly seqOf: Statement<[string], { sid: number; last_seq: number }>;
   readonly idOfSid: Statement<[number], { id: string }>;
   readonly bumpSeq: Statement<[number, number]>;
+  readonly renameSession: Statement<[string, string, number]>;
+  readonly deleteEvents: Statement<[number]>;
+  readonly deleteAnswers: Statement<[number]>;
+  readonly deleteIncidents: Statement<[number]>;
+  readonly deleteSession: Statement<[number]>;
   readonly insertEvent: Statement<[number, number, number, string, string | null]>;
   readonly eventsAfter: Statement<[number, number, number], { seq: number; at: number; kind: string; tags: string | null }>;
   readonly insertIncident: Statement<[number | null, string, number, string | null]>;
@@ -98,6 +103,11 @@ const SQL: { readonly [K in keyof Statements]: string } = {
   seqOf: 'SELECT sid, last_seq FROM sessions WHERE id = ?',
   idOfSid: 'SELECT id FROM sessions WHERE sid = ?',
   bumpSeq: 'UPDATE sessions SET last_seq = max(last_seq, ?) WHERE sid = ?',
+  renameSession: 'UPDATE sessions SET id = ?, name = ? WHERE sid = ?',
+  deleteEvents: 'DELETE FROM events WHERE sid = ?',
+  deleteAnswers: 'DELETE FROM answers WHERE sid = ?',
+  deleteIncidents: 'DELETE FROM incidents WHERE sid = ?',
+  deleteSession: 'DELETE FROM sessions WHERE sid = ?',
   insertEvent: 'INSERT INTO events (sid, seq, at, kind, tags) VALUES (?, ?, ?, ?, ?)',
   eventsAfter: 'SELECT seq, at, kind, tags FROM events WHERE sid = ? AND seq > ? ORDER BY seq LIMIT ?',
   insertIncident: 'INSERT INTO incidents (sid, kind, at, tags) VALUES (?, ?, ?, ?)',

@@ -1,4 +1,4 @@
-export { Driver, type DriverOptions, type CreateOptions, type CreateApprovalRequest, type SessionInfo, type Logger } from './driver/driver.js';
+export { Driver, type DriverOptions, type CreateOptions, type CreateApprovalRequest, type SessionInfo, type Logger, type PrunedDrive } from './driver/driver.js';
 export { DataDirError } from './driver/data-dir.js';
 export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type WaitOptions, type WaitResult, type SessionEvents, type Attention, type DriveOutcome, type Heartbeat, type Notification, type NotifyPolicy, type ReadMode, type ScreenDiff, type DiffRow } from './session/session.js';
 export { classifyScreen, CLASSIFIER_REASONS, type ScreenSignals, type ScreenVerdict, type ClassifierReason } from './perceive/classify-screen.js';
@@ -12,6 +12,6 @@ export { validateConfig } from './policy/config.js';
 export { DriverConfigSchema, CONFIG_BOUNDS, ADOPTED_ALLOW_ID, type DriverConfig, type DriverConfigInput, type AllowEntry } from './policy/config-schema.js';
 export { TmuxDriveError, ConfigError, PolicyError, UsageError, TmuxTimeoutError, TmuxCommandError, ClosedError, SessionError, type ErrorCode, type ConfigIssue } from './common/errors.js';
 export type { ExitInfo, SignalName } from './session/backend.js';
-export type { TranscriptEntry, TranscriptKind } from './session/transcript.js';
+export type { EvidenceLoss, TranscriptEntry, TranscriptKind } from './session/transcript.js';
 export { KEY_NAMES } from './control/encode.js';
 export { toAsciicast, formatAsciicast, type Asciicast, type AsciicastOptions } from './session/asciicast.js';

@@ -20,6 +20,7 @@ import {
   type TmuxCommand,
 } from '../../lib/control/tmux-commands.js';
 import { waitGone } from '../process/wait-gone.js';
+import { PANE_DEATH_FORMAT } from './pane-exit.js';
 import { hostProcesses, type TmuxHost } from './tmux-host.js';
 
 /** The subscription that reports the pane's death: its `%subscription-changed` names it. */
@@ -66,7 +67,9 @@ export async function attachHandshake(ctx: HandshakeContext): Promise<void> {
   // The pane-died hook's line reaches control clients only sometimes in tmux 3.3a (16 of 20
   // runs here) and a pane subscription never reported; a window subscription on pane_dead did,
   // 10 of 10. tmux checks subscriptions once a second, so an exit is seen within ~1 s at worst.
-  await client.command(refreshClientSubscribe(DEAD_SUBSCRIPTION, windowId, '#{pane_dead}'));
+  // The status is in the format too: a pane that died before tmux reaped its program is
+  // reported again once the status is known (pane-exit.ts).
+  await client.command(refreshClientSubscribe(DEAD_SUBSCRIPTION, windowId, PANE_DEATH_FORMAT));
   // A paste cut short by a host that died holds typed text in tmux's memory: never left there.
   await client.command(deleteBuffer(PASTE_BUFFER));
   const clients = (await client.command(listClients(CLIENTS_FORMAT))).text().split('\n');

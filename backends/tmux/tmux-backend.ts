@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClosedError, TmuxDriveError } from '../../lib/common/errors.js';
+import type { ExitInfo } from '../../lib/common/exit-info.js';
 import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
 import {
@@ -37,7 +38,7 @@ import { signalForeground } from '../process/signal-foreground.js';
 import { waitGone } from '../process/wait-gone.js';
 import { DEAD_SUBSCRIPTION, attachHandshake } from './attach-handshake.js';
 import { ControlClient } from './control-client.js';
-import { readPaneExit } from './pane-exit.js';
+import { PaneExitReader } from './pane-exit.js';
 import { PaneResync } from './pane-resync.js';
 import { MAX_SOCKET_PATH, hostOf, hostProcesses, runTmux, socketPathFor, type TmuxHost, type TmuxTarget } from './tmux-host.js';
 
@@ -65,9 +66,19 @@ export class TmuxBackend implements DriveBackend {
   /** Pane output reaches the listener through it; it owns captures and resyncs. */
   private readonly sync: PaneResync;
   private readonly operatorClients = new Set<string>();
+  /** The program's exit, read once tmux reports the pane dead. */
+  private readonly exitReader: PaneExitReader;
   private inMode = false;
   private exited = false;
   private ending = false;
+  /**
+   * Settled once launch() or attach() has finished connecting: a program that exits at once is
+   * reported at once, but its cleanup waits, or it would kill the server under the launch.
+   */
+  private readonly connected: Promise<void>;
+  private markConnected: () => void = () => undefined;
+  /** The server's end (kill, or the cleanup after a clean exit), verified. */
+  private ended: Promise<void> | undefined;
   /** Counts control clients: events and closes of a replaced one are ignored. */
   private generation = 0;
   /** The channel is being replaced after a framing anomaly. */
@@ -77,15 +88,23 @@ export class TmuxBackend implements DriveBackend {
 
   private constructor(private readonly target: TmuxTarget, private readonly listener: BackendListener) {
     this.socket = socketPathFor(target.socketDir, target.name);
+    this.connected = new Promise((resolve) => {
+      this.markConnected = resolve;
+    });
     this.host = hostOf(target);
     this.sync = new PaneResync({
       drive: target.name,
       client: () => this.live,
       pane: () => this.pane,
       listener,
-      paneDead: () => {
-        if (!this.exited) void this.readExit();
-      },
+      paneDead: () => this.exitReader.check(),
+    });
+    this.exitReader = new PaneExitReader({
+      command: async (command) => (await this.live.command(command)).text(),
+      pane: () => this.pane,
+      clock: target.clock,
+      processGone: async () => this.pid === undefined || (await this.host.alive([this.pid])).length === 0,
+      report: (exit) => this.reportExit(exit),
     });
   }
 
@@ -108,7 +127,11 @@ export class TmuxBackend implements DriveBackend {
     } finally {
       await host.removeFile(conf).catch(() => undefined); // it names the program's arguments: keep nothing on disk
     }
-    await backend.connect();
+    try {
+      await backend.connect();
+    } finally {
+      backend.markConnected();
+    }
     return backend;
   }
 
@@ -119,7 +142,14 @@ export class TmuxBackend implements DriveBackend {
    */
   static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(target, listener);
-    await backend.connect(true);
+    try {
+      await backend.connect(true);
+    } finally {
+      backend.markConnected();
+    }
+    // A program that ended while no host was attached: its exit is known before the caller sees
+    // the drive, so a re-opened host never lists it live (and a clean one is cleaned up now).
+    await backend.exitReader.settled();
     return backend;
   }
 
@@ -187,8 +217,8 @@ export class TmuxBackend implements DriveBackend {
         if (event.name === 'pause' && event.pane === this.pane) {
           this.sync.pause();
           void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
-        } else if (event.name === 'subscription-changed' && event.subscription === DEAD_SUBSCRIPTION && event.value === '1') {
-          void this.readExit();
+        } else if (event.name === 'subscription-changed' && event.subscription === DEAD_SUBSCRIPTION && event.value.startsWith('1')) {
+          this.exitReader.check();
         } else if (event.name === 'client-session-changed' && !event.client.startsWith('client-')) {
           // A terminal client (an operator's `tmux attach`); control clients are named client-PID.
           this.operatorClients.add(event.client);
@@ -201,7 +231,7 @@ export class TmuxBackend implements DriveBackend {
         return;
       case 'stray': {
         const text = new TextDecoder().decode(event.line);
-        if (text.startsWith(`${PANE_DIED_MARKER} ${this.pane}`)) void this.readExit();
+        if (text.startsWith(`${PANE_DIED_MARKER} ${this.pane}`)) this.exitReader.check();
         else this.listener.incident('stray_line', { length: event.line.length });
         return;
       }
@@ -261,23 +291,19 @@ export class TmuxBackend implements DriveBackend {
     }
   }
 
-  private async readExit(): Promise<void> {
-    if (this.exited) return;
-    try {
-      const info = await readPaneExit(
-        async (command) => (await this.live.command(command)).text(),
-        this.pane,
-        this.target.clock,
-        () => !this.exited && (this.exited = true),
-      );
-      if (!info) return;
-      // tmux 3.3a discards pane output not yet written to a control client when the pane dies
-      // (seen here: a program's last line, printed just before exit, never came as %output under
-      // load), but its grid has it: take the final screen from tmux before reporting the exit.
-      await this.sync.resync([], 'exit').catch(() => undefined);
-      this.listener.exit(info);
-    } catch {
-      /* the server went away: onClosed reports it */
+  private async reportExit(exit: ExitInfo): Promise<void> {
+    this.exited = true;
+    // tmux 3.3a discards pane output not yet written to a control client when the pane dies
+    // (seen here: a program's last line, printed just before exit, never came as %output under
+    // load), but its grid has it: take the final screen from tmux before reporting the exit.
+    await this.sync.resync([], 'exit').catch(() => undefined);
+    this.listener.exit(exit);
+    // A clean exit with its status and final screen taken leaves nothing to look at in tmux: the
+    // server and its socket go now, verified (seed 001), instead of piling up until kill().
+    // Any other end keeps the dead pane for an operator until kill() or prune.
+    if (exit.code === 0) {
+      await this.connected;
+      await this.kill().catch((err: unknown) => this.listener.incident('cleanup_failed', { code: err instanceof TmuxDriveError ? err.code : 'unknown' }));
     }
   }
 
@@ -353,13 +379,23 @@ export class TmuxBackend implements DriveBackend {
   }
 
   async detach(): Promise<void> {
+    // A clean exit's cleanup under way finishes (verified) rather than being cut off.
+    if (this.ended) return this.ended.catch(() => undefined);
     this.ending = true;
+    this.exitReader.dispose();
     await this.replacing;
     await this.client?.detach();
   }
 
-  async kill(): Promise<void> {
+  /** Ends the program, its tree and the server, verified; once (a second call gets the first's result). */
+  kill(): Promise<void> {
+    this.ended ??= this.end();
+    return this.ended;
+  }
+
+  private async end(): Promise<void> {
     this.ending = true;
+    this.exitReader.dispose();
     await this.replacing;
     const tree = this.pid === undefined ? [] : (await this.host.processTree(this.pid)).map((p) => p.pid);
     const client = this.client;

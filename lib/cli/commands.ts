@@ -318,6 +318,23 @@ export const COMMANDS: readonly CommandSpec[] = [
     },
   },
   {
+    name: 'prune',
+    usage: 'prune [ID…]',
+    summary: 'end and forget finished drives (exited or failed; all, or these): a server still up is killed (verified), the journal row removed',
+    options: {},
+    positionals: [0, 1000],
+    async run(ctx) {
+      const ids = ctx.positionals.length > 0 ? [...ctx.positionals] : undefined;
+      const pruned = await (await ctx.gate()).client.prune(ids ? { ids } : {});
+      const rows = pruned.map((p) => [p.id, p.state, p.pruned ? 'pruned' : `kept: ${p.kept ?? 'unknown'}`]);
+      return {
+        json: { pruned },
+        text: pruned.length === 0 ? 'no finished drives' : renderTable(['ID', 'STATE', 'RESULT'], rows),
+        ...(pruned.some((p) => !p.pruned) ? { exitCode: 1 } : {}),
+      };
+    },
+  },
+  {
     name: 'attach',
     usage: 'attach ID [--read-only]',
     summary: 'take over in this terminal (tmux attach; detach with C-b d); without a terminal, print the command',

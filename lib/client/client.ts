@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import type { Disposable } from '../common/disposable.js';
 import { TmuxDriveError } from '../common/errors.js';
-import type { CreateOptions, SessionInfo } from '../driver/driver.js';
+import type { CreateOptions, PrunedDrive, SessionInfo } from '../driver/driver.js';
 import { HostError } from '../wire/host-error.js';
 import { IDEMPOTENT_VERBS, type FeedItem, type HostInfo, type Identity, type ItemParams, type Scope } from '../wire/protocol.js';
 import { servePaths } from '../serve/serve-paths.js';
@@ -139,6 +139,11 @@ export class Client implements DriveChannel {
 
   async list(): Promise<SessionInfo[]> {
     return ((await this.call('list', {})) as { sessions: SessionInfo[] }).sessions;
+  }
+
+  /** Ends and forgets finished drives (exited, failed): all, or these ids (an admin token). */
+  async prune(opts: { readonly ids?: readonly string[] } = {}): Promise<PrunedDrive[]> {
+    return ((await this.call('prune', opts.ids !== undefined ? { ids: [...opts.ids] } : {})) as { pruned: PrunedDrive[] }).pruned;
   }
 
   /** Launches a drive through the host's gate (the token needs admin, and the allow entry in its scope). */

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../common/clock.js';
 import type { Disposable } from '../common/disposable.js';
-import { PolicyError, SessionError } from '../common/errors.js';
+import { PolicyError, SessionError, UsageError } from '../common/errors.js';
 import type { ExitInfo } from '../common/exit-info.js';
 import type { DriverConfig } from '../policy/config-schema.js';
 import type { ProfileSet } from '../perceive/profile.js';
@@ -22,11 +22,13 @@ import { approveLaunch } from './approve-launch.js';
 import type { LoadedConfig } from './load-config.js';
 import { LeaseBook } from './lease-book.js';
 import { reclaimOrphans } from './orphans.js';
+import { pruneDrives, type PrunedDrive } from './prune.js';
 import { reconcile } from './reconcile.js';
 import { SessionFactory } from './session-factory.js';
 import { systemClock } from '../../backends/process/system-clock.js';
 
 export type { CreateApprovalRequest, CreateOptions, DriverOptions, Logger } from './driver-options.js';
+export type { PrunedDrive } from './prune.js';
 
 export interface SessionInfo {
   readonly id: string;
@@ -136,12 +138,25 @@ export class Driver {
     const { name, cols, rows } = checkCreateOptions(opts, config);
     const previous = this.sessions.get(name);
     if (previous && previous.lifecycle === 'live') throw new SessionError('NAME_IN_USE', `a session named "${name}" is already open in this driver`, { name });
+    // A clean exit's server is being ended (and its socket removed): that finishes first, or the
+    // new drive's socket would be the one removed.
+    if (previous?.exit?.code === 0) await previous.kill().catch(() => undefined);
     if (this.liveSessions().length >= config.worker.maxSessions) {
       throw new PolicyError('LIMIT_REACHED', `worker.maxSessions (${config.worker.maxSessions}) sessions are live: kill one first`, { cap: 'worker.maxSessions' });
     }
     const existing = this.journal.getSession(name);
     if (existing && NON_TERMINAL_STATES.includes(existing.state)) {
       throw new SessionError('NAME_IN_USE', `a drive named "${name}" is still ${existing.state} (held by another host or detached); pick another name`, { name });
+    }
+    // A finished drive of that name keeps its history (answered prompts, outcome, events) under a
+    // retired id: a new drive never inherits what another one answered or concluded.
+    if (existing) {
+      // A nonzero end keeps its server for an operator: the name is free only once that is gone
+      // (retiring the row first would leave the server to no row prune could reach).
+      if (existing.backend === 'tmux' && (await this.backends.localServerAnswers(existing.socketPath))) {
+        throw new SessionError('NAME_IN_USE', `drive "${name}" has ${existing.state} but its tmux server is kept for inspection; prune or kill it first`, { name });
+      }
+      this.journal.retireSession(name);
     }
     const placed = await this.backends.plan(opts);
     const { plan, placement } = placed;
@@ -235,6 +250,10 @@ export class Driver {
       const pid = this.journal.lease(id)?.holder?.pid;
       throw new SessionError('LEASE_HELD', `drive "${id}" is driven by another process${pid ? ` (pid ${pid})` : ''}; only one process may drive it`, { id });
     }
+    if (rec) {
+      const how = rec.state === 'exited' ? `exited${rec.exit ? ` (code ${rec.exit.code ?? 'none'}, signal ${rec.exit.signal ?? 'none'})` : ''}` : `failed (${rec.failureReason ?? 'unknown'})`;
+      throw new SessionError('SESSION_NOT_FOUND', `drive "${id}" has ${how}; it is not open in this driver (driver.prune() forgets it)`, { id, state: rec.state });
+    }
     throw new SessionError('SESSION_NOT_FOUND', `no session "${id}" in this driver (see driver.list())`, { id });
   }
 
@@ -267,6 +286,19 @@ export class Driver {
       ...(s.exit ? { exit: s.exit } : {}),
       createdAt: new Date(s.createdAt).toISOString(),
     })), ...held];
+  }
+
+  /**
+   * Ends and forgets finished drives (exited or failed; `ids` limits it to some): a tmux server
+   * still up is killed and verified gone with its socket, the session leaves this driver and its
+   * journal row goes (events, answered prompts, incidents). Live drives are never touched.
+   */
+  async prune(opts: { readonly ids?: readonly string[] } = {}): Promise<PrunedDrive[]> {
+    if (this.closed) throw new SessionError('DRIVER_CLOSED', 'this driver was closed; open a new one');
+    if (opts.ids !== undefined && (!Array.isArray(opts.ids) || !opts.ids.every((id) => typeof id === 'string'))) {
+      throw new UsageError('BAD_ARGUMENT', 'prune: ids must be an array of drive ids');
+    }
+    return pruneDrives({ journal: this.journal, leases: this.leases, backends: this.backends, sessions: this.sessions }, opts.ids);
   }
 
   /** Detaches from every session; durable drives keep running. Idempotent. */

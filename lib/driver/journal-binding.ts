@@ -28,7 +28,19 @@ const INCIDENT_OF: Readonly<Record<string, IncidentKind>> = {
   'control_framing-mismatch': 'malformed_stream',
   'control_guard-in-content': 'malformed_stream',
   control_replaced: 'control_lost',
+  // The server of a cleanly exited drive could not be verified gone.
+  cleanup_failed: 'cleanup_failure',
 };
+
+/** The seqs and counts of an evidence_overflow incident, as journal tags (numbers only). */
+function overflowTags(detail: Record<string, unknown>): Record<string, number> {
+  const tags: Record<string, number> = {};
+  for (const [key, tag] of [['fromSeq', 'from_seq'], ['toSeq', 'to_seq'], ['entries', 'entries'], ['bytes', 'bytes']] as const) {
+    const value = detail[key];
+    if (typeof value === 'number' && Number.isSafeInteger(value)) tags[tag] = value;
+  }
+  return tags;
+}
 
 /** A dialog digest as the journal stores it (hex, with a kind prefix). */
 function dialogDigest(digest: string): string {
@@ -48,6 +60,8 @@ export function journalAnswers(journal: Journal, id: string): NonNullable<Sessio
 export class JournalBinding implements Disposable {
   private readonly id: string;
   private readonly subscriptions: readonly Disposable[];
+  /** The row reached a terminal state (exited, failed): letting go of the session keeps it there. */
+  private terminal = false;
 
   constructor(
     private readonly session: Session,
@@ -61,7 +75,7 @@ export class JournalBinding implements Disposable {
       session.on('exit', (exit) => this.onExit(exit)),
       session.on('outcome', (outcome) => this.onOutcome(outcome)),
       session.on('lost', (reason) => this.onLost(reason)),
-      session.on('incident', (code) => this.onIncident(code)),
+      session.on('incident', (code, detail) => this.onIncident(code, detail)),
       session.on('closed', (how) => this.onClosed(how)),
     ];
   }
@@ -84,6 +98,7 @@ export class JournalBinding implements Disposable {
   }
 
   private onExit(exit: ExitInfo): void {
+    this.terminal = true;
     this.journal.updateSession(this.id, { state: 'exited', exit, interactions: this.session.interactionCount });
     this.journal.appendEvent(this.id, 'exit', { code: exit.code ?? -1, signal: exit.signal ?? 0 });
     if (exit.code !== null && exit.code !== 0) this.journal.recordIncident(this.id, 'nonzero_exit', { code: exit.code });
@@ -101,7 +116,9 @@ export class JournalBinding implements Disposable {
   }
 
   private onLost(reason: string): void {
-    if (reason.startsWith('channel_lost')) {
+    // Not ours to end: a remote drive whose ssh channel ended, or whose host could not be reached
+    // at open, keeps running there.
+    if (reason.startsWith('channel_lost') || reason === 'host_unreachable') {
       // A remote drive whose ssh channel ended: it keeps running there. The row stays detached
       // and the lease is let go, so the next Driver.open re-attaches it (no second copy).
       this.journal.updateSession(this.id, { state: 'detached' });
@@ -109,14 +126,20 @@ export class JournalBinding implements Disposable {
       this.leases.release(this.id);
       return;
     }
+    this.terminal = true;
+    // A reason already journaled at open (launch_interrupted, reattach_failed, …) is kept as it is.
+    if (this.journal.getSession(this.id)?.state === 'failed') return;
     const token = reason === 'server_gone' ? 'server_gone' : 'control_lost';
     this.journal.markFailed(this.id, token);
     this.journal.recordIncident(this.id, token, {});
   }
 
-  private onIncident(code: string): void {
+  private onIncident(code: string, detail: Record<string, unknown>): void {
     const kind = INCIDENT_OF[code];
-    if (kind) this.journal.recordIncident(this.id, kind, { code });
+    if (!kind) return;
+    // An overflow names what it is about to evict: seqs and counts, never the evidence itself.
+    const range = kind === 'evidence_overflow' ? overflowTags(detail) : {};
+    this.journal.recordIncident(this.id, kind, { code, ...range });
   }
 
   private onClosed(how: 'killed' | 'detached'): void {
@@ -124,8 +147,12 @@ export class JournalBinding implements Disposable {
       this.journal.markFailed(this.id, toMachineToken(this.session.lostBecause ?? 'evicted', 'evicted'));
       this.journal.appendEvent(this.id, 'evicted', {});
     } else if (how === 'killed') {
-      this.journal.updateSession(this.id, { state: 'exited', interactions: this.session.interactionCount });
+      this.journal.updateSession(this.id, { state: this.terminal && this.journal.getSession(this.id)?.state === 'failed' ? 'failed' : 'exited', interactions: this.session.interactionCount });
       this.journal.appendEvent(this.id, 'killed', {});
+    } else if (this.terminal) {
+      // An exited or failed drive stays so: a `detached` row would be re-attached (and listed
+      // live) by the next host.
+      this.journal.updateSession(this.id, { interactions: this.session.interactionCount });
     } else {
       this.journal.updateSession(this.id, { state: 'detached', interactions: this.session.interactionCount });
     }

@@ -45,7 +45,17 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
     if (err instanceof LeaseError && err.code === 'LEASE_HELD') return; // another live host drives it
     throw err;
   }
-  const { session } = ctx.sessions.make({ id: rec.id, allowId: rec.allowId, cols: ctx.defaults.cols, rows: ctx.defaults.rows, createdAt: rec.createdAt, firstSeq: journal.lastSeq(rec.id) + 1, interactions: rec.interactions });
+  const { session } = ctx.sessions.make({
+    id: rec.id,
+    allowId: rec.allowId,
+    cols: ctx.defaults.cols,
+    rows: ctx.defaults.rows,
+    createdAt: rec.createdAt,
+    firstSeq: journal.lastSeq(rec.id) + 1,
+    interactions: rec.interactions,
+    // What list() says of a drive that never gets a backend here (failed at open).
+    recorded: { backend: rec.backend, durable: rec.durable },
+  });
   ctx.register(session);
   const earlier = journal.events(rec.id).find((e) => e.kind === 'outcome');
   if (earlier) {
@@ -75,7 +85,8 @@ async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session
   try {
     session.bind(await attach());
     session.markGap('reattach');
-    ctx.journal.updateSession(rec.id, { state: 'live' });
+    // The program may have ended while no host was attached (its exit is journaled already).
+    if (session.lifecycle === 'live') ctx.journal.updateSession(rec.id, { state: 'live' });
     ctx.journal.appendEvent(rec.id, 'reattach', {});
   } catch (err) {
     ctx.journal.markFailed(rec.id, 'reattach_failed');

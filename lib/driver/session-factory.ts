@@ -7,7 +7,7 @@ import type { Clock } from '../common/clock.js';
 import type { DriverConfig } from '../policy/config-schema.js';
 import { redactTerminalText } from '../policy/redact.js';
 import type { ProfileSet } from '../perceive/profile.js';
-import { Session } from '../session/session.js';
+import { Session, type SessionInit } from '../session/session.js';
 import type { Journal } from '../../journal/journal.js';
 import type { AuditLog } from '../../journal/audit-log.js';
 import type { BackendFactory } from './backend-factory.js';
@@ -25,6 +25,8 @@ export interface DriveSpec {
   readonly firstSeq: number;
   /** Interactions an earlier host already made. */
   readonly interactions?: number;
+  /** The journal's backend and durability of the drive (re-attach). */
+  readonly recorded?: SessionInit['recorded'];
 }
 
 /** A new session and the journal binding that records it (disposed when the session is discarded). */
@@ -63,11 +65,13 @@ export class SessionFactory {
       createdAt: spec.createdAt,
       firstSeq: spec.firstSeq,
       interactions: spec.interactions ?? 0,
+      ...(spec.recorded ? { recorded: spec.recorded } : {}),
       redact: config.redactSecrets,
       limits: entry?.limits ?? {},
       profile: profiles.select({ profile: entry?.profile, allowId, binary: entry?.match.path }),
       stuckMs: config.worker.stuckMs,
-      idleTtlMs: config.worker.idleTtlMs,
+      // 0 turns the reaper off.
+      ...(config.worker.idleTtlMs > 0 ? { idleTtlMs: config.worker.idleTtlMs } : {}),
       // A drive whose entry is unknown (adopted, or removed from the config) answers nothing itself.
       autoAnswer: entry?.autoAnswer ?? 'none',
       readMode: config.drive.readMode,

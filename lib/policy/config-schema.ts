@@ -68,6 +68,8 @@ const positiveInt = v.pipe(v.number(), v.integer(), v.minValue(1));
 const nonNegativeInt = v.pipe(v.number(), v.integer(), v.minValue(0));
 /** A duration that arms one timer. */
 const timerMs = v.pipe(positiveInt, v.maxValue(B.timerMs, `at most ${B.timerMs} ms (24.8 days: a longer timer fires at once)`));
+/** The same, where 0 turns the timer off (the seed's meaning for idleTtlMs and heartbeatNotifyMs). */
+const timerOrOffMs = v.pipe(nonNegativeInt, v.maxValue(B.timerMs, `at most ${B.timerMs} ms (24.8 days: a longer timer fires at once); 0 = off`));
 const count = v.pipe(positiveInt, v.maxValue(B.count));
 const name = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'use letters, digits, ".", "_" or "-" (at most 64)'));
 /**
@@ -195,7 +197,7 @@ export const DriverConfigSchema = v.strictObject({
   worker: v.optional(
     v.strictObject({
       maxSessions: v.optional(v.pipe(positiveInt, v.maxValue(B.sessions)), 8),
-      idleTtlMs: v.optional(timerMs, 900_000),
+      idleTtlMs: v.optional(timerOrOffMs, 900_000),
       ringBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(4096), v.maxValue(B.ringBytes)), 262_144),
       stuckMs: v.optional(timerMs, 30_000),
       maxConcurrentAttentionTurns: v.optional(v.never(REFUSED_KEYS['worker.maxConcurrentAttentionTurns'])),
@@ -230,7 +232,7 @@ export const DriverConfigSchema = v.strictObject({
       heartbeatMs: v.optional(v.never(REFUSED_KEYS['drive.heartbeatMs'])),
       maxCostUsd: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(B.costUsd))), null),
       notify: v.optional(v.picklist(['terminal', 'all', 'none']), 'terminal'),
-      heartbeatNotifyMs: v.optional(timerMs, 3_600_000),
+      heartbeatNotifyMs: v.optional(timerOrOffMs, 3_600_000),
     }),
     {},
   ),

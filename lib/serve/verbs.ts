@@ -207,6 +207,23 @@ export const VERBS: Readonly<Record<string, Verb>> = {
     },
   }),
 
+  prune: verb({
+    cls: 'admin',
+    params: v.strictObject({ ids: v.optional(v.pipe(v.array(ID), v.maxLength(1000))) }),
+    async run(ctx, { ids }) {
+      // Finished drives carry no live allow entry to check a scope against: a token scoped to
+      // drives may prune only those it names; one scoped to allow entries, none.
+      const { scope, tokenId } = ctx.identity;
+      if (scope.drives !== undefined || scope.allowIds !== undefined) {
+        const outside = ids === undefined || scope.allowIds !== undefined ? undefined : ids.find((id) => !scope.drives?.includes(id));
+        if (ids === undefined || scope.allowIds !== undefined || outside !== undefined) {
+          throw new CapabilityError('NOT_PERMITTED', `token ${tokenId} is scoped: prune needs an unscoped admin token, or the ids of drives in its scope`, { tokenId, ...(outside !== undefined ? { drive: outside } : {}) });
+        }
+      }
+      return { pruned: await ctx.driver.prune(ids !== undefined ? { ids } : {}) };
+    },
+  }),
+
   transcript: verb({
     cls: 'observe',
     params: v.strictObject({ id: ID, after: v.optional(int(0, Number.MAX_SAFE_INTEGER)), limit: v.optional(int(1, 1_000_000)), asciicast: v.optional(v.boolean()) }),

@@ -41,6 +41,11 @@ export class DriveSignals {
   costUsd: number | undefined;
   /** Operator terminals attached to the drive right now (tmux client names). */
   operators: readonly string[] = [];
+  /**
+   * Why a person is owed an answer (an escalation, or a dialog nobody answered), until a caller's
+   * input reaches the program: such a drive is never reaped for being idle.
+   */
+  awaitingPerson: string | undefined;
   /** The channel to the program, once the driver bound one. */
   backend: DriveBackend | undefined;
   /** Woken on output, a screen change, a resync and every phase change: waits hang here. */

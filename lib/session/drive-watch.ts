@@ -19,7 +19,7 @@ export const QUIET_MS = 250;
 export interface DriveWatchOptions {
   /** No output and no CPU or I/O progress for this long ⇒ stuck (worker.stuckMs). */
   readonly stuckMs: number;
-  /** Evict a drive idle this long (worker.idleTtlMs); absent = never. */
+  /** Evict a drive idle this long (worker.idleTtlMs); absent (or 0 in the config) = never. */
   readonly idleTtlMs: number | undefined;
   /** A heartbeat every this many ms while live; 0 = none. */
   readonly heartbeatNotifyMs: number;
@@ -123,21 +123,28 @@ export class DriveWatch {
     });
   }
 
+  /** An escalation or a dialog nobody answered is pending, or a dialog shows now. */
+  private waitsForPerson(): boolean {
+    return this.ctx.signals.awaitingPerson !== undefined || this.rooms.verdict.published?.dialog !== undefined;
+  }
+
   /**
    * The idle reaper: one timer per quiet period. It evicts only a drive whose screen digest did not
    * change, that printed nothing, and whose process tree used no CPU and did no I/O all along:
-   * a busy or still-changing drive is never reaped.
+   * a busy or still-changing drive is never reaped. Nor is one that waits for a person (seed 000:
+   * "a human owns its lifecycle and may reply later"): an escalation or a dialog nobody answered,
+   * until a caller's input.
    */
   private armReaper(quietSince: number): void {
     const ttl = this.options.idleTtlMs;
-    if (ttl === undefined) return;
+    if (ttl === undefined || !(ttl > 0) || this.waitsForPerson()) return;
     const { signals, clock, mirror } = this.ctx;
     this.reapTimer?.cancel();
     const digest = mirror.digest();
     const before = signals.quietSample;
     this.reapTimer = clock.after(ttl, () => {
       this.reapTimer = undefined;
-      if (signals.phase !== 'live' || signals.quietSince > quietSince) return;
+      if (signals.phase !== 'live' || signals.quietSince > quietSince || this.waitsForPerson()) return;
       if (mirror.digest() !== digest) return;
       const after = this.options.sampleActivity();
       if (before && after && compareActivity(before, after).busy !== 'idle') return this.armReaper(quietSince);

@@ -51,6 +51,8 @@ export class InputGate {
       throw new PolicyError('LIMIT_REACHED', `limits.maxInteractions (${cap}) reached for session ${this.signals.id}: no more input is accepted`, { cap: 'limits.maxInteractions', id: this.signals.id });
     }
     this.options.onAction(action, payload, tags);
+    // A caller's text or keys: whoever was waited for has answered (or someone answers for them).
+    if (interaction) this.signals.awaitingPerson = undefined;
     return backend;
   }
 

@@ -36,6 +36,7 @@ export class Outcomes {
     const { events } = this.ctx;
     events.emit('attention', a);
     const escalation = isEscalation(a);
+    if (escalation || a.dialog !== undefined) this.ctx.signals.awaitingPerson = a.reason;
     const hadOutcome = this.value !== undefined;
     if (escalation) this.settle('needs-you', a.kind === 'stuck' ? 'stuck' : a.reason, a.dialog ? { dialog: a.dialog } : {});
     // all: every attention; otherwise only an escalation that did not just become the outcome.

@@ -6,6 +6,7 @@
 import type { EventEmitter } from 'node:events';
 import type { DriveBackend, ExitInfo } from './backend.js';
 import type { SessionStatus } from '../perceive/status.js';
+import type { EvidenceLoss } from './transcript.js';
 
 export type NotifyPolicy = 'terminal' | 'all' | 'none';
 
@@ -63,6 +64,11 @@ export type SessionEvents = {
   state: [status: SessionStatus];
   lost: [reason: string];
   incident: [code: string, detail: Record<string, unknown>];
+  /**
+   * Evidence a consumer has not acknowledged (see `ack`) is about to be evicted from the
+   * transcript ring: raised BEFORE it is, naming the seqs; they are still readable right now.
+   */
+  overflow: [loss: EvidenceLoss];
   /** kill() or detach() finished. */
   closed: [how: 'killed' | 'detached'];
   /** An operator attached or detached (the clients attached now). */

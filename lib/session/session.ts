@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../common/clock.js';
 import type { Disposable } from '../common/disposable.js';
 import { UsageError, SessionError } from '../common/errors.js';
+import { toMachineToken } from '../common/machine-token.js';
 import { compareWithCapture, type FidelityReport } from '../emulator/fidelity.js';
 import { Mirror } from '../emulator/mirror.js';
 import { StringTimeoutWatch } from '../emulator/string-timeout.js';
@@ -56,6 +57,8 @@ export interface SessionInit {
   readonly firstSeq?: number;
   /** Interactions a previous host already made (re-attach). */
   readonly interactions?: number;
+  /** The backend and durability the journal records, for a drive with no backend bound (failed at re-attach). */
+  readonly recorded?: { readonly backend: 'tmux' | 'spawn'; readonly durable: boolean };
   /** Redact secrets from reads and the transcript (config `redactSecrets`, default true). */
   readonly redact?: boolean;
   /** Every action that reaches the program, for the audit log (payload not yet redacted). */
@@ -106,6 +109,7 @@ export class Session {
   private readonly outcomes: Outcomes;
   private readonly watch: DriveWatch;
   private mirrorReleased = false;
+  private readonly recorded: SessionInit['recorded'];
 
   constructor(init: SessionInit) {
     // Checked before the mirror exists: a refused session holds nothing.
@@ -116,16 +120,20 @@ export class Session {
     this.createdAt = init.createdAt;
     this.profile = init.profile ?? GENERIC_PROFILE;
     this.redact = init.redact ?? true;
+    this.recorded = init.recorded;
     const { clock } = init;
     const events = this.emitter;
-    let overflowReported = false;
-    const transcript = new Transcript(init.ringBytes, init.firstSeq ?? 1, Date.now, () => {
-      // Loud, once per burst: unacknowledged evidence is being evicted (consumer too slow).
-      if (overflowReported) return;
-      overflowReported = true;
-      events.emit('incident', 'evidence_overflow', { ringBytes: init.ringBytes });
+    let overflowRaised = false;
+    const transcript = new Transcript(init.ringBytes, init.firstSeq ?? 1, Date.now, (loss) => {
+      // Raised before the eviction, naming what will go: a listener may still read it now.
+      events.emit('overflow', loss);
+      // The incident (journaled) once per burst: a consumer that stopped acknowledging would
+      // otherwise write one row per output chunk.
+      if (overflowRaised) return;
+      overflowRaised = true;
+      events.emit('incident', 'evidence_overflow', { ringBytes: init.ringBytes, fromSeq: loss.fromSeq, toSeq: loss.toSeq, entries: loss.entries, bytes: loss.bytes });
       queueMicrotask(() => {
-        overflowReported = false;
+        overflowRaised = false;
       });
     });
     const signals = new DriveSignals(init.id, transcript, init.interactions ?? 0);
@@ -189,11 +197,11 @@ export class Session {
   }
 
   get backendKind(): 'tmux' | 'spawn' {
-    return this.ctx.signals.backend?.kind ?? 'tmux';
+    return this.ctx.signals.backend?.kind ?? this.recorded?.backend ?? 'tmux';
   }
 
   get durable(): boolean {
-    return this.ctx.signals.backend?.durable ?? false;
+    return this.ctx.signals.backend?.durable ?? this.recorded?.durable ?? false;
   }
 
   /** live | exited | failed, as driver.list() reports it. */
@@ -337,14 +345,16 @@ export class Session {
 
   // ---- for the driver ----------------------------------------------------------------------------
 
-  /** Ends the drive because a cap fired; list() reports it failed with `evicted:<cap>`. @internal */
+  /** Ends the drive because a cap fired; list() and the outcome report it failed with `evicted:<cap>` (lower-cased). @internal */
   async evict(cap: string): Promise<void> {
     const { signals, transcript } = this.ctx;
     if (signals.phase === 'killed' || signals.phase === 'lost') return;
-    signals.markEvicted(`evicted:${cap}`);
+    // The reason names the cap, as a machine token (the journal keeps lower case only).
+    const reason = toMachineToken(`evicted:${cap}`);
+    signals.markEvicted(reason);
     transcript.append('incident', undefined, { code: 'evicted', cap });
     this.emitter.emit('incident', 'evicted', { cap });
-    this.outcomes.settle('failed', `evicted:${cap}`);
+    this.outcomes.settle('failed', reason);
     await this.kill();
   }
 

@@ -15,6 +15,20 @@ export interface TranscriptEntry {
   readonly tags?: Readonly<Record<string, string | number | boolean | null>>;
 }
 
+/**
+ * Evidence a consumer has not acknowledged that the ring is about to evict, raised BEFORE it is
+ * (seed 001: bounded buffers fail loudly before unacknowledged evidence can be evicted): the
+ * entries `fromSeq`…`toSeq` are still readable, and acknowledged ones are not lost.
+ */
+export interface EvidenceLoss {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** Entries in the range not yet acknowledged. */
+  readonly entries: number;
+  /** Their size as the ring counts it. */
+  readonly bytes: number;
+}
+
 /** A rough per-entry overhead so that many tiny entries still count against the bound. */
 const ENTRY_OVERHEAD_BYTES = 64;
 
@@ -33,15 +47,16 @@ export class Transcript {
   private acked: number | undefined;
   /** Entries evicted to stay under the bound. */
   evicted = 0;
-  /** Entries evicted before a consumer acknowledged them: evidence lost, reported, never silent. */
+  /** Entries evicted before a consumer acknowledged them: evidence lost, reported first, never silent. */
   lostUnacked = 0;
+  private raising = false;
 
   constructor(
     private readonly maxBytes: number,
     firstSeq = 1,
     private readonly now: () => number = Date.now,
-    /** Called when an entry a consumer has not acknowledged is evicted. */
-    private readonly onOverflow: (evicted: TranscriptEntry) => void = () => undefined,
+    /** Called before entries a consumer has not acknowledged are evicted; it may still read (and ack) them. */
+    private readonly beforeOverflow: (loss: EvidenceLoss) => void = () => undefined,
   ) {
     this.nextSeq = firstSeq;
   }
@@ -64,14 +79,21 @@ export class Transcript {
     const entry: TranscriptEntry = { seq: this.nextSeq++, time: this.now(), kind, ...(data === undefined ? {} : { data }), ...(tags ? { tags } : {}) };
     this.entries.push(entry);
     this.bytes += sizeOf(entry);
+    const loss = this.raising ? undefined : this.unackedAmong(this.doomedCount());
+    if (loss) {
+      // Raised first; an append from inside the handler evicts without raising again.
+      this.raising = true;
+      try {
+        this.beforeOverflow(loss);
+      } finally {
+        this.raising = false;
+      }
+    }
     while (this.bytes > this.maxBytes && this.head < this.entries.length - 1) {
       const old = this.entries[this.head];
       if (old) {
         this.bytes -= sizeOf(old);
-        if (this.acked !== undefined && old.seq > this.acked) {
-          this.lostUnacked += 1;
-          this.onOverflow(old);
-        }
+        if (this.acked !== undefined && old.seq > this.acked) this.lostUnacked += 1;
       }
       this.head += 1;
       this.evicted += 1;
@@ -82,6 +104,32 @@ export class Transcript {
       this.head = 0;
     }
     return entry;
+  }
+
+  /** How many of the oldest entries must go to bring the ring under its bound (the newest always stays). */
+  private doomedCount(): number {
+    let over = this.bytes - this.maxBytes;
+    let n = 0;
+    for (let i = this.head; over > 0 && i < this.entries.length - 1; i++, n++) over -= sizeOf(this.entries[i] as TranscriptEntry);
+    return n;
+  }
+
+  /** The unacknowledged part of the `count` oldest entries, once a consumer acknowledges. */
+  private unackedAmong(count: number): EvidenceLoss | undefined {
+    if (this.acked === undefined) return undefined;
+    let entries = 0;
+    let bytes = 0;
+    let fromSeq = 0;
+    let toSeq = 0;
+    for (let i = this.head; i < this.head + count; i++) {
+      const e = this.entries[i] as TranscriptEntry;
+      if (e.seq <= this.acked) continue;
+      if (entries === 0) fromSeq = e.seq;
+      toSeq = e.seq;
+      entries += 1;
+      bytes += sizeOf(e);
+    }
+    return entries > 0 ? { fromSeq, toSeq, entries, bytes } : undefined;
   }
 
   /** Entries with seq > `after`, oldest first, at most `limit`. */

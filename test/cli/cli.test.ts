@@ -112,6 +112,23 @@ describe('tmux-drive CLI across processes', () => {
     expect((await td('kill', 'k')).status).toBe(0);
   });
 
+  it('a drive that ended between commands is never listed live; prune ends its kept server and forgets it', async () => {
+    // Ends 3 s after create, while no CLI process holds it; nonzero, so its server is kept.
+    expect((await td('create', '--allow', 'bash', '--name', 'ends', '--', '--norc', '--noprofile', '-c', 'sleep 3; exit 5')).status).toBe(0);
+    await new Promise((r) => setTimeout(r, 4000));
+    const listed = JSON.parse((await td('list', '--json')).stdout) as { sessions: { id: string; state: string; exit?: { code: number } }[] };
+    expect(listed.sessions.find((x) => x.id === 'ends')).toMatchObject({ state: 'exited', exit: { code: 5 } });
+    const again = JSON.parse((await td('list', '--json')).stdout) as { sessions: { id: string; state: string }[] };
+    expect(again.sessions.filter((x) => x.id === 'ends' && x.state === 'live')).toEqual([]);
+    const socket = join(dataDir, 'tmux', 'ends.sock');
+    expect(processesMentioning(socket).length).toBeGreaterThan(0);
+    const pruned = await td('prune', '--json');
+    expect(pruned.status).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toEqual({ pruned: [expect.objectContaining({ id: 'ends', state: 'exited', pruned: true })] });
+    expect(processesMentioning(socket)).toEqual([]);
+    expect((await td('prune')).stdout.trim()).toBe('no finished drives');
+  });
+
   it('attaches this terminal when stdin is one: the operator sees the drive, detaches with C-b d, and the drive lives on', async () => {
     expect((await td('create', '--allow', 'bash', '--name', 'op', '--', '--norc', '--noprofile')).status).toBe(0);
     expect((await td('send', 'op', 'echo operator-$((5 * 5))', '--submit')).status).toBe(0);

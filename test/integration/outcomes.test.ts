@@ -58,15 +58,14 @@ describe('drive outcomes', () => {
   });
 
   it('a nonzero exit is failed (nonzero_exit)', async () => {
-    const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'sleep 0.2; exit 3'], name: 'bad3' });
+    const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'sleep 1; exit 3'], name: 'bad3' });
     const r = record(s);
     await s.wait({ forExit: true, timeoutMs: 10_000 });
     await sleep(200);
     expect(r.outcomes).toHaveLength(1);
     expect(r.outcomes[0]?.outcome).toBe('failed');
-    // Under heavy load tmux may report the dead pane before its status: an unknown exit is failed too.
-    if (r.outcomes[0]?.exit?.code === null) expect(r.outcomes[0]?.reason).toBe('exit_unknown');
-    else expect(r.outcomes[0]).toMatchObject({ reason: 'nonzero_exit', exit: { code: 3 } });
+    // tmux may report the dead pane before its status: the status is waited for, never lost.
+    expect(r.outcomes[0]).toMatchObject({ reason: 'nonzero_exit', exit: { code: 3 } });
   });
 
   it('a destructive dialog is exactly one needs-you, also when more escalations and an exit 0 follow', async () => {
@@ -278,7 +277,7 @@ describe('the cost limit', () => {
       while (s.lifecycle === 'live' && Date.now() < deadline) await sleep(50);
       expect(r.outcomes).toEqual([expect.objectContaining({ outcome: 'needs-you', reason: 'cost_limit', costUsd: 0.42 })]);
       expect(r.notes.filter((n) => n.kind === 'outcome')).toHaveLength(1);
-      expect(t.driver.list().find((i) => i.id === 'spender')).toMatchObject({ state: 'failed', reason: 'evicted:drive.maxCostUsd' });
+      expect(t.driver.list().find((i) => i.id === 'spender')).toMatchObject({ state: 'failed', reason: 'evicted:drive.maxcostusd' });
       expect(t.driver.events('spender').filter((e) => e.kind === 'outcome')[0]?.tags).toMatchObject({ outcome: 'needs-you', reason: 'cost_limit' });
     } finally {
       await t.cleanup();

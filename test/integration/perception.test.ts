@@ -146,7 +146,7 @@ describe('the idle reaper', () => {
       await ticking.sendText('while :; do date +%N; sleep 0.3; done', { submit: true });
       await new Promise((r) => setTimeout(r, 1500 + 2500));
       const states = Object.fromEntries(t.driver.list().map((i) => [i.id, i]));
-      expect(states.idle).toMatchObject({ state: 'failed', reason: 'evicted:worker.idleTtlMs' });
+      expect(states.idle).toMatchObject({ state: 'failed', reason: 'evicted:worker.idlettlms' });
       expect(states.busy?.state).toBe('live');
       expect(states.ticking?.state).toBe('live');
     } finally {

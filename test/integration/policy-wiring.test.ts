@@ -53,6 +53,6 @@ describe('redaction, audit and limits through the API', () => {
     await expect(s.sendText('echo three')).rejects.toMatchObject({ code: 'LIMIT_REACHED', message: expect.stringContaining('limits.maxInteractions') });
     const r = await s.wait({ forExit: true, timeoutMs: 5000 });
     expect(r.outcome).toBe('exit');
-    expect(t.driver.list().find((i) => i.id === 'capped1')).toMatchObject({ state: 'failed', reason: 'evicted:limits.wallClockMs' });
+    expect(t.driver.list().find((i) => i.id === 'capped1')).toMatchObject({ state: 'failed', reason: 'evicted:limits.wallclockms' });
   });
 });

@@ -283,3 +283,38 @@ describe('integrity', () => {
     expect(journal.integrityCheck()).toBe('ok');
   });
 });
+
+describe('finished drives: retire and forget', () => {
+  it('retires a finished drive with its history under an id no drive name can take, freeing the name', () => {
+    journal.upsertSession(sessionInput(tmp.dir, 'same'));
+    journal.appendEvent('same', 'outcome', { outcome: 'done' });
+    journal.recordAnswer('same', 'dialog:0123456789abcdef', 'Enter');
+    journal.recordIncident('same', 'nonzero_exit', { code: 3 });
+    expect(codeOf(() => journal.retireSession('same'))).toBe('JOURNAL_BAD_VALUE'); // live: refused
+    journal.updateSession('same', { state: 'exited' });
+    const retired = journal.retireSession('same');
+    expect(retired.length).toBeGreaterThan(48);
+    expect(retired).toMatch(/^r[0-9]+-same-+$/);
+    expect(journal.getSession('same')).toBeUndefined();
+    expect(journal.answerCount(retired)).toBe(1);
+    expect(journal.events(retired).map((e) => e.kind)).toEqual(['outcome']);
+    expect(journal.incidents({ sessionId: retired })).toHaveLength(1);
+    journal.upsertSession(sessionInput(tmp.dir, 'same'));
+    expect(journal.answerCount('same')).toBe(0);
+    expect(journal.events('same')).toEqual([]);
+    expect(journal.lastSeq('same')).toBe(0);
+  });
+
+  it('forgets a finished drive with its events, answers and incidents, and refuses a live one', () => {
+    journal.upsertSession(sessionInput(tmp.dir, 'gone'));
+    journal.appendEvent('gone', 'create');
+    journal.recordAnswer('gone', 'dialog:0123456789abcdef', 'Enter');
+    journal.recordIncident('gone', 'server_gone');
+    expect(codeOf(() => journal.forgetSession('gone'))).toBe('JOURNAL_BAD_VALUE');
+    journal.markFailed('gone', 'server_gone');
+    journal.forgetSession('gone');
+    expect(journal.getSession('gone')).toBeUndefined();
+    expect(journal.incidents()).toEqual([]);
+    expect(journal.integrityCheck()).toBe('ok');
+  });
+});
