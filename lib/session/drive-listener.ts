@@ -24,10 +24,14 @@ export interface DriveListenerRooms {
   readonly incident: (code: string, detail: Record<string, unknown>) => void;
 }
 
+const LF = 0x0a;
+
 export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): BackendListener {
   const { clock, signals, mirror, transcript, events } = ctx;
-  const decoder = new TextDecoder('utf-8');
-  const stripper = new AnsiStripper();
+  let decoder = new TextDecoder('utf-8');
+  let stripper = new AnsiStripper();
+  /** Whether the last chunk was decoded: a text wait that begins later starts a fresh decode. */
+  let decoding = false;
   const ended = (): void => {
     rooms.stopWatching();
     rooms.verdict.publish();
@@ -40,8 +44,20 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       rooms.stringTimeout.observe(mirror.parserInString);
       if (mirror.needsDrain) signals.backend?.pauseOutput();
       if (signals.textListeners.size > 0) {
+        if (!decoding) {
+          // Whatever the old decoder held is stale: bytes went by undecoded since.
+          decoder = new TextDecoder('utf-8');
+          stripper = new AnsiStripper();
+          decoding = true;
+        }
         const text = stripper.push(decoder.decode(data, { stream: true }));
         if (text) for (const l of signals.textListeners) l(text);
+      } else decoding = false;
+      // The echo of the last input ends with its line feeds (a text wait in flight counts them itself).
+      for (let at = 0; signals.echoLines > 0; at++) {
+        at = data.indexOf(LF, at);
+        if (at < 0) break;
+        signals.echoLines -= 1;
       }
       signals.wake();
       rooms.watch.armQuiet();

@@ -5,6 +5,7 @@
  */
 import { UsageError } from '../common/errors.js';
 import type { Profile } from '../perceive/profile.js';
+import { inputLines } from '../perceive/text-match.js';
 import type { DriveContext } from './drive-signals.js';
 import type { InputGate } from './input-gate.js';
 import type { WaitEngine } from './wait.js';
@@ -48,8 +49,7 @@ export class InputSender {
     const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
     this.gate.countRequest();
     const backend = this.gate.admit('sendText', text, { paste: usePaste, submit: opts.submit ?? false }, true);
-    this.waits.markInput();
-    this.waits.remember(text);
+    this.waits.markInput(inputLines(text));
     this.ctx.signals.interactions += 1;
     this.ctx.transcript.append('input', text, { paste: usePaste });
     const shown = opts.submit && text.length > 0 ? this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true) : undefined;

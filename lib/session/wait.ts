@@ -3,13 +3,15 @@
  * `forIdleMs`), text (in output that arrived after the wait began, or on the screen — never in the
  * echo of what we typed, unless the wait is submit's own echo wait), exit, or timeout. Everything
  * is armed by events (output, screen changes, phase changes) and by one-shot timers: no polling.
- * It also remembers what input last looked like (the screen rows and the text typed), which is how
- * a wait tells new text from our own echo.
+ * It also remembers where input was last sent (the screen rows then, the cursor's row followed
+ * through scrolling, and how many lines the input had), which is how a wait tells new text from
+ * our own echo: by position, not by content.
  */
 import type { TimerHandle } from '../common/clock.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import type { SessionStatus } from '../perceive/status.js';
-import { typedNeedles, type TextPattern } from '../perceive/text-match.js';
+import type { RowBreak, RowMark } from '../emulator/mirror.js';
+import type { TextPattern } from '../perceive/text-match.js';
 import { TextWatch } from '../perceive/text-watch.js';
 import type { DriveContext } from './drive-signals.js';
 
@@ -42,30 +44,37 @@ const DEFAULT_IDLE_MS = 500;
 const SCREEN_SETTLE_MS = 30;
 /** Output this recent means "still producing" when a wait times out. */
 const PRODUCING_WINDOW_MS = 1000;
-/** Typed inputs remembered for echo removal in waits. */
-const TYPED_MEMORY = 16;
-/** Of a long input, the tail is remembered: the echo a wait must not take for new text ends there. */
-const TYPED_TAIL_CHARS = 4096;
+
+/** Where input was last sent: its echo is there. */
+interface InputPlace {
+  /** The cursor's row then, followed through scrolling. */
+  readonly row: RowMark;
+  /** Lines of the input: the echo is that many rows (each with its wrapped continuation) from `row`. */
+  readonly lines: number;
+}
 
 export class WaitEngine {
-  private readonly typed: string[] = [];
   /** The screen rows as they were when we last sent input: rows beyond these are new. */
   private screenAtInput: readonly string[] = [];
+  private inputPlace: InputPlace | undefined;
+  /** Text watches of the waits in flight: input sent while they wait has an echo of its own. */
+  private readonly watches = new Set<TextWatch>();
 
   constructor(
     private readonly ctx: DriveContext,
     private readonly status: () => SessionStatus,
   ) {}
 
-  /** Input is about to be sent: the screen as it is now is the baseline of later waits. */
-  markInput(): void {
+  /**
+   * Input of `lines` lines is about to be sent: the screen as it is now is the baseline of later
+   * waits, and its echo is where the cursor is (on the screen and in the output stream).
+   */
+  markInput(lines = 1): void {
     this.screenAtInput = this.matchRows();
-  }
-
-  /** Text about to be typed: its echo is not new text for later waits. */
-  remember(text: string): void {
-    this.typed.push(text.length > TYPED_TAIL_CHARS ? text.slice(-TYPED_TAIL_CHARS) : text);
-    if (this.typed.length > TYPED_MEMORY) this.typed.shift();
+    this.inputPlace?.row.dispose();
+    this.inputPlace = { row: this.ctx.mirror.markCursorRow(), lines };
+    this.ctx.signals.echoLines = lines;
+    for (const watch of this.watches) watch.markInput(lines);
   }
 
   /** A wait; `echoAllowed` lets our own typed text match (submit's wait for its echo). Counts no request. */
@@ -77,11 +86,39 @@ export class WaitEngine {
     const plan: WaitPlan = {
       timeoutMs: Math.min(requested, MAX_WAIT_TIMEOUT_MS),
       idleMs: opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined),
-      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? [] : typedNeedles(this.typed)),
+      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? 0 : this.ctx.signals.echoLines),
+      echoAllowed,
       baseline: this.screenAtInput,
       ...(opts.signal ? { signal: opts.signal } : {}),
     };
-    return new Promise<WaitResult>((resolve, reject) => new PendingWait(this.ctx, plan, () => this.matchRows(), this.status, resolve, reject).begin());
+    const { watch } = plan;
+    if (watch && !echoAllowed) this.watches.add(watch);
+    const screen = { rows: () => this.matchRows(), echoRows: (rowBreaks: readonly RowBreak[]) => this.echoRows(rowBreaks) };
+    return new Promise<WaitResult>((resolve, reject) => new PendingWait(this.ctx, plan, screen, this.status, resolve, reject).begin()).finally(() => {
+      if (watch) this.watches.delete(watch);
+    });
+  }
+
+  /**
+   * The visible rows that are the echo of the last input: the cursor's row when it was sent and
+   * the rows that continue it (a wrap), one such line per line of the input. None once the mark
+   * is lost (the mirror was rebuilt, or the other screen is showing).
+   */
+  private echoRows(rowBreaks: readonly RowBreak[]): Set<number> {
+    const rows = new Set<number>();
+    const place = this.inputPlace;
+    let y = place?.row.visibleRow();
+    if (!place || y === undefined) return rows;
+    for (let line = 0; line < place.lines && y < rowBreaks.length; line++) {
+      if (y >= 0) rows.add(y);
+      y++;
+      // Rows in the history are not matched: only where the line comes back on screen matters.
+      while (y < rowBreaks.length && (y < 0 || rowBreaks[y] !== 'line')) {
+        if (y >= 0) rows.add(y);
+        y++;
+      }
+    }
+    return rows;
   }
 
   /** Resolves true as soon as the screen's digest differs from `digest`, false after `ms`. */
@@ -106,20 +143,31 @@ export class WaitEngine {
    * The visible rows for text matching: right-trimmed, except the cursor row, kept up to the cursor
    * so that a prompt's trailing space ('$ ', '>>> ') is there to match.
    */
-  private matchRows(): string[] {
+  private matchRows(): MatchRows {
     const snap = this.ctx.mirror.snapshot({ format: 'text' });
     const rows = [...snap.lines];
     const y = snap.cursor.y;
     const row = rows[y];
     if (row !== undefined && row.length < snap.cursor.x) rows[y] = row.padEnd(snap.cursor.x, ' ');
-    return rows;
+    return Object.assign(rows, { rowBreaks: snap.rowBreaks });
   }
+}
+
+/** The visible rows for matching, with how each follows the one above. */
+type MatchRows = string[] & { readonly rowBreaks: readonly RowBreak[] };
+
+/** What a wait reads of the screen. */
+interface WaitScreen {
+  readonly rows: () => MatchRows;
+  readonly echoRows: (rowBreaks: readonly RowBreak[]) => ReadonlySet<number>;
 }
 
 interface WaitPlan {
   readonly timeoutMs: number;
   readonly idleMs: number | undefined;
   readonly watch: TextWatch | undefined;
+  /** submit's own wait for its echo: the echo rows count. */
+  readonly echoAllowed: boolean;
   /** The screen when input was last sent: a text already there before is not new. */
   readonly baseline: readonly string[];
   readonly signal?: AbortSignal;
@@ -137,7 +185,7 @@ class PendingWait {
   constructor(
     private readonly ctx: DriveContext,
     private readonly plan: WaitPlan,
-    private readonly matchRows: () => readonly string[],
+    private readonly screen: WaitScreen,
     private readonly status: () => SessionStatus,
     private readonly resolve: (result: WaitResult) => void,
     private readonly reject: (err: Error) => void,
@@ -149,7 +197,8 @@ class PendingWait {
     const { signal } = this.plan;
     if (signal?.aborted) return this.onAbort();
     signal?.addEventListener('abort', this.onAbort, { once: true });
-    this.ctx.signals.textListeners.add(this.onText);
+    // Output is decoded only while a text wait listens.
+    if (this.plan.watch) this.ctx.signals.textListeners.add(this.onText);
     this.ctx.signals.activityListeners.add(this.onActivity);
     this.arm(this.plan.timeoutMs, () => this.finish('timeout'));
     // Idle counts from the wait's start too: input sent just before may not have been echoed yet.
@@ -208,7 +257,10 @@ class PendingWait {
   }
 
   private onScreen(): boolean {
-    return this.plan.watch?.onScreen(this.plan.baseline, this.matchRows()) ?? false;
+    const { watch, baseline, echoAllowed } = this.plan;
+    if (!watch) return false;
+    const rows = this.screen.rows();
+    return watch.onScreen(baseline, rows, echoAllowed ? NO_ROWS : this.screen.echoRows(rows.rowBreaks));
   }
 
   /**
@@ -242,6 +294,8 @@ class PendingWait {
     });
   }
 }
+
+const NO_ROWS: ReadonlySet<number> = new Set();
 
 function hintFor(outcome: WaitResult['outcome'], producing: boolean): string {
   switch (outcome) {
