@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import type { Benchmark, BenchResult } from './benchmark.js';
 import { echoLatency } from './echo-latency.js';
 import { throughput } from './throughput.js';
+import { manyStreams } from './many-streams.js';
 import { idleCpu } from './idle-cpu.js';
 import { settleLatency } from './settle-latency.js';
 import { journalAppend } from './journal-append.js';
@@ -21,7 +22,7 @@ import { fidelityCheck } from './fidelity-check.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, manyStreams, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {
