@@ -14,6 +14,8 @@ import type { Outcomes } from './outcomes.js';
 import type { Verdict } from './verdict.js';
 
 export interface DriveListenerRooms {
+  /** The screen is about to change (output, a resync, a resize): the waits' input baseline is read first. */
+  readonly beforeScreenChange: () => void;
   readonly stringTimeout: StringTimeoutWatch;
   readonly watch: DriveWatch;
   readonly verdict: Verdict;
@@ -40,6 +42,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
     output(data) {
       signals.lastOutputAt = clock.now();
       const entry = transcript.append('output', data);
+      rooms.beforeScreenChange();
       mirror.write(data);
       rooms.stringTimeout.observe(mirror.parserInString);
       if (mirror.needsDrain) signals.backend?.pauseOutput();
@@ -65,6 +68,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
     },
     resync(capture, reason) {
       const changedBefore = signals.lastChangeAt;
+      rooms.beforeScreenChange();
       // tmux's string timeout reset its parser (input_reset): pen, charsets and DECSC save start over,
       // and it is in the ground state although `capture-pane -P` still reports the abandoned string
       // (input_reset does not drain since_ground): nothing of either is carried into the mirror.
@@ -96,6 +100,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       rooms.incident(code, detail);
     },
     resized(g) {
+      rooms.beforeScreenChange();
       mirror.resize(g.cols, g.rows);
       signals.lastChangeAt = clock.now();
       signals.wake();

@@ -56,6 +56,8 @@ interface InputPlace {
 export class WaitEngine {
   /** The screen rows as they were when we last sent input: rows beyond these are new. */
   private screenAtInput: readonly string[] = [];
+  /** Input was marked and its screen rows are not read yet (see takeBaseline). */
+  private baselineDue = false;
   private inputPlace: InputPlace | undefined;
   /** Text watches of the waits in flight: input sent while they wait has an echo of its own. */
   private readonly watches = new Set<TextWatch>();
@@ -70,11 +72,23 @@ export class WaitEngine {
    * waits, and its echo is where the cursor is (on the screen and in the output stream).
    */
   markInput(lines = 1): void {
-    this.screenAtInput = this.matchRows();
+    this.baselineDue = true;
     this.inputPlace?.row.dispose();
     this.inputPlace = { row: this.ctx.mirror.markCursorRow(), lines };
     this.ctx.signals.echoLines = lines;
     for (const watch of this.watches) watch.markInput(lines);
+  }
+
+  /**
+   * Reads the screen rows of the last markInput if that is still due. Reading them (a text
+   * snapshot, 0.1–0.5 ms) is kept off the keystroke's way: the sender calls this once the keys are
+   * written, while tmux handles them; anything that changes the screen first (output, a resync, a
+   * resize) calls it before the change, so the rows are always the screen as it was at input.
+   */
+  takeBaseline(): void {
+    if (!this.baselineDue) return;
+    this.baselineDue = false;
+    this.screenAtInput = this.matchRows();
   }
 
   /** A wait; `echoAllowed` lets our own typed text match (submit's wait for its echo). Counts no request. */
@@ -83,6 +97,7 @@ export class WaitEngine {
     if (!Number.isFinite(requested) || requested <= 0) throw new UsageError('BAD_ARGUMENT', 'timeoutMs must be a positive number of milliseconds');
     if (opts.forIdleMs !== undefined && (!Number.isFinite(opts.forIdleMs) || opts.forIdleMs < 0)) throw new UsageError('BAD_ARGUMENT', 'forIdleMs must be a non-negative number');
     if (opts.forText !== undefined && typeof opts.forText !== 'string' && !(opts.forText instanceof RegExp)) throw new UsageError('BAD_ARGUMENT', 'forText must be a string or a RegExp');
+    this.takeBaseline();
     const plan: WaitPlan = {
       timeoutMs: Math.min(requested, MAX_WAIT_TIMEOUT_MS),
       idleMs: opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined),
