@@ -29,12 +29,18 @@ export function newRowIndexes(before: readonly string[], now: readonly string[])
   return out;
 }
 
-/** The number of lines of typed text: each line break starts another line of echo. */
-export function inputLines(text: string): number {
-  let lines = 1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x0a || (c === 0x0d && text.charCodeAt(i + 1) !== 0x0a)) lines++;
-  }
-  return lines;
+/** The lines of typed text (CR, LF or CRLF breaks): each is echoed on a line of its own. */
+export function inputLines(text: string): string[] {
+  return text.split(/\r\n|\r|\n/);
+}
+
+/**
+ * True when `row`, from string index `x` (the column the input was typed at), shows the start of
+ * `typed` (all of it, or as much as the row holds before it wraps): the echo is where it was
+ * typed and is what was typed. A program that does not echo prints its answer there instead.
+ */
+export function echoedAt(row: string, x: number, typed: string): boolean {
+  const shown = row.slice(x).trimEnd();
+  if (shown.length === 0 || typed.length === 0) return false;
+  return shown.length >= typed.length ? shown.startsWith(typed) : typed.startsWith(shown);
 }

@@ -1,9 +1,10 @@
 /**
  * Watches output text for a waited-for pattern, incrementally: each chunk is examined once, with
  * the previous line and the line in progress as overlap, so a wait costs O(output) however long
- * the command runs. The echo of what we typed is known by position, not content: the stream line
- * that was in progress when input was sent (and one more per line break of the input) is its
- * echo, and is left out; on the screen, the rows the caller names (where the cursor was).
+ * the command runs. The echo of what we typed is known by position: it is what the stream prints
+ * right after the input was sent, as long as that is the typed text (line by line, up to each line
+ * end); the first character that differs ends it (a program that does not echo prints its answer
+ * there). On the screen, the rows the caller names (where the cursor was).
  */
 import { newRowIndexes, type TextPattern, toMatcher } from './text-match.js';
 
@@ -24,29 +25,36 @@ export class TextWatch {
   private previous: string | undefined;
   /** The line in progress (its tail), when it is not an echo. */
   private partial = '';
-  /** Stream lines, from the one in progress, that are the echo of input. */
-  private echoLines: number;
+  /** The typed lines whose echo is still expected; the first is under way. */
+  private echo: string[];
 
-  constructor(pattern: TextPattern, echoLines: number) {
+  constructor(pattern: TextPattern, echo: readonly string[]) {
     this.matches = toMatcher(pattern);
-    this.echoLines = echoLines;
+    this.echo = [...echo];
   }
 
-  /** Input was just sent: the line in progress and `lines - 1` more are its echo. */
-  markInput(lines: number): void {
-    this.echoLines = lines;
+  /** Input of these lines was just sent: their echo comes next (the line in progress is its start). */
+  markInput(typedLines: readonly string[]): void {
+    this.echo = [...typedLines];
     this.partial = '';
   }
 
   /** Adds output text (control sequences already stripped); true once the pattern has appeared. */
   push(text: string): boolean {
     let at = 0;
-    while (this.echoLines > 0) {
-      const nl = text.indexOf('\n', at);
-      if (nl < 0) return false;
-      at = nl + 1;
-      this.echoLines -= 1;
-      this.partial = '';
+    while (this.echo.length > 0 && at < text.length) {
+      const ch = text[at] as string;
+      const want = this.echo[0] as string;
+      if (ch === '\r') at++;
+      else if (ch === '\n') {
+        // The echo of this line ends with the line.
+        this.echo.shift();
+        this.partial = '';
+        at++;
+      } else if (ch === want[0]) {
+        this.echo[0] = want.slice(1);
+        at++;
+      } else this.echo = [];
     }
     if (at >= text.length) return false;
     const body = at === 0 ? text : text.slice(at);

@@ -3,15 +3,15 @@
  * `forIdleMs`), text (in output that arrived after the wait began, or on the screen — never in the
  * echo of what we typed, unless the wait is submit's own echo wait), exit, or timeout. Everything
  * is armed by events (output, screen changes, phase changes) and by one-shot timers: no polling.
- * It also remembers where input was last sent (the screen rows then, the cursor's row followed
- * through scrolling, and how many lines the input had), which is how a wait tells new text from
- * our own echo: by position, not by content.
+ * It also remembers where input was last sent (the screen rows then, the cursor's place followed
+ * through scrolling, and the lines typed), which is how a wait tells new text from our own echo:
+ * by position: the echo is what shows where it was typed, while it is what was typed.
  */
 import type { TimerHandle } from '../common/clock.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { RowBreak, RowMark } from '../emulator/mirror.js';
-import type { TextPattern } from '../perceive/text-match.js';
+import { echoedAt, type TextPattern } from '../perceive/text-match.js';
 import { TextWatch } from '../perceive/text-watch.js';
 import type { DriveContext } from './drive-signals.js';
 
@@ -49,8 +49,10 @@ const PRODUCING_WINDOW_MS = 1000;
 interface InputPlace {
   /** The cursor's row then, followed through scrolling. */
   readonly row: RowMark;
-  /** Lines of the input: the echo is that many rows (each with its wrapped continuation) from `row`. */
-  readonly lines: number;
+  /** The cursor's column then. */
+  readonly x: number;
+  /** The typed lines: each echoed on a row (and its wrapped continuation) from `row` on. */
+  readonly typed: readonly string[];
 }
 
 export class WaitEngine {
@@ -68,15 +70,16 @@ export class WaitEngine {
   ) {}
 
   /**
-   * Input of `lines` lines is about to be sent: the screen as it is now is the baseline of later
-   * waits, and its echo is where the cursor is (on the screen and in the output stream).
+   * Input of these typed lines (none for keys) is about to be sent: the screen as it is now is the
+   * baseline of later waits, and its echo is where the cursor is (on the screen and in the stream).
    */
-  markInput(lines = 1): void {
+  markInput(typed: readonly string[] = []): void {
     this.baselineDue = true;
     this.inputPlace?.row.dispose();
-    this.inputPlace = { row: this.ctx.mirror.markCursorRow(), lines };
-    this.ctx.signals.echoLines = lines;
-    for (const watch of this.watches) watch.markInput(lines);
+    const { mirror, signals } = this.ctx;
+    this.inputPlace = { row: mirror.markCursorRow(), x: mirror.cursor.x, typed };
+    signals.echoLines = typed.length;
+    for (const watch of this.watches) watch.markInput(typed);
   }
 
   /**
@@ -101,17 +104,24 @@ export class WaitEngine {
     const plan: WaitPlan = {
       timeoutMs: Math.min(requested, MAX_WAIT_TIMEOUT_MS),
       idleMs: opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined),
-      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? 0 : this.ctx.signals.echoLines),
+      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? [] : this.echoStillDue()),
       echoAllowed,
       baseline: this.screenAtInput,
       ...(opts.signal ? { signal: opts.signal } : {}),
     };
     const { watch } = plan;
     if (watch && !echoAllowed) this.watches.add(watch);
-    const screen = { rows: () => this.matchRows(), echoRows: (rowBreaks: readonly RowBreak[]) => this.echoRows(rowBreaks) };
+    const screen = { rows: () => this.matchRows(), echoRows: (rows: MatchRows) => this.echoRows(rows, rows.rowBreaks) };
     return new Promise<WaitResult>((resolve, reject) => new PendingWait(this.ctx, plan, screen, this.status, resolve, reject).begin()).finally(() => {
       if (watch) this.watches.delete(watch);
     });
+  }
+
+  /** The typed lines whose echo has not ended in the output yet (counted by its line feeds). */
+  private echoStillDue(): string[] {
+    const typed = this.inputPlace?.typed ?? [];
+    const due = this.ctx.signals.echoLines;
+    return due > 0 ? typed.slice(-due) : [];
   }
 
   /**
@@ -119,12 +129,14 @@ export class WaitEngine {
    * the rows that continue it (a wrap), one such line per line of the input. None once the mark
    * is lost (the mirror was rebuilt, or the other screen is showing).
    */
-  private echoRows(rowBreaks: readonly RowBreak[]): Set<number> {
+  private echoRows(text: readonly string[], rowBreaks: readonly RowBreak[]): Set<number> {
     const rows = new Set<number>();
     const place = this.inputPlace;
     let y = place?.row.visibleRow();
     if (!place || y === undefined) return rows;
-    for (let line = 0; line < place.lines && y < rowBreaks.length; line++) {
+    for (let line = 0; line < place.typed.length && y < rowBreaks.length; line++) {
+      // Where it was typed, and what was typed: a program that does not echo prints there too.
+      if (y >= 0 && !echoedAt(text[y] ?? '', line === 0 ? place.x : 0, place.typed[line] ?? '')) break;
       if (y >= 0) rows.add(y);
       y++;
       // Rows in the history are not matched: only where the line comes back on screen matters.
@@ -174,7 +186,7 @@ type MatchRows = string[] & { readonly rowBreaks: readonly RowBreak[] };
 /** What a wait reads of the screen. */
 interface WaitScreen {
   readonly rows: () => MatchRows;
-  readonly echoRows: (rowBreaks: readonly RowBreak[]) => ReadonlySet<number>;
+  readonly echoRows: (rows: MatchRows) => ReadonlySet<number>;
 }
 
 interface WaitPlan {
@@ -275,7 +287,7 @@ class PendingWait {
     const { watch, baseline, echoAllowed } = this.plan;
     if (!watch) return false;
     const rows = this.screen.rows();
-    return watch.onScreen(baseline, rows, echoAllowed ? NO_ROWS : this.screen.echoRows(rows.rowBreaks));
+    return watch.onScreen(baseline, rows, echoAllowed ? NO_ROWS : this.screen.echoRows(rows));
   }
 
   /**

@@ -77,6 +77,18 @@ describe.each(['tmux', 'spawn'] as const)('echo by position on the %s backend', 
     await s.kill();
   });
 
+  it('matches a program that does not echo and prints its answer where the input was typed', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'no-echo' });
+    await s.wait({ forText: '$ ' });
+    // Echo off: neither the typed word nor its Enter shows; the answer lands on the input's row.
+    await s.sendText('stty -echo; read n; stty echo; echo "got $n"', { submit: true });
+    await s.wait({ forIdleMs: 200 });
+    await s.sendText('Alice', { submit: true });
+    const r = await s.wait({ forText: 'got Alice', timeoutMs: 5000 });
+    expect(r.outcome).toBe('text');
+    await s.kill();
+  });
+
   it('matches a REPL printing back a value that was typed', async () => {
     const s = await t.driver.create({ allowId: 'py', args: ['-q'], name: 'repl' });
     expect((await s.wait({ forText: '>>> ', timeoutMs: 10_000 })).outcome).toBe('text');
