@@ -187,8 +187,8 @@ export const echoLatency: Benchmark = {
         ],
         verdicts: [
           { label: 'library mirrored echo p50', value: L.p50, unit: 'ms', target: '≤ 1 ms', met: L.p50 <= 1 },
-          ratioVerdict('library / control-mode floor, p50', L.p50 / F.p50),
-          ratioVerdict('library / control-mode floor, p99', L.p99 / F.p99),
+          ratioVerdict('library / control-mode floor, p50', L.p50 / F.p50, { text: '≤ 1.3', ok: (v) => v <= 1.3 }),
+          ratioVerdict('library / control-mode floor, p99', L.p99 / F.p99, { text: '≤ 1.5', ok: (v) => v <= 1.5 }),
           ratioVerdict('library / capture-pane polling, p50', L.p50 / P.p50, { text: '< 1 (faster)', ok: (v) => v < 1 }),
           ratioVerdict('library / capture-pane polling, p99', L.p99 / P.p99, { text: '< 1 (faster)', ok: (v) => v < 1 }),
         ],

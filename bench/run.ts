@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import type { Benchmark, BenchResult } from './benchmark.js';
 import { echoLatency } from './echo-latency.js';
 import { throughput } from './throughput.js';
+import { manyStreams } from './many-streams.js';
 import { idleCpu } from './idle-cpu.js';
 import { settleLatency } from './settle-latency.js';
 import { journalAppend } from './journal-append.js';
@@ -25,7 +26,7 @@ import { consoleBench } from './console.js';
 import { machineInfo } from './machine-info.js';
 import { runAllTeardowns } from './teardown.js';
 
-const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck, serveCall, serveTakeover, serveScale, consoleBench];
+const BENCHMARKS: readonly Benchmark[] = [echoLatency, throughput, manyStreams, idleCpu, settleLatency, journalAppend, reattach, launchCost, sshBench, fidelityCheck, serveCall, serveTakeover, serveScale, consoleBench];
 
 /** bench/results in the source tree, also when run from dist/bench. */
 function resultsDir(): string {

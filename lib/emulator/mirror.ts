@@ -22,6 +22,12 @@ import { takeSnapshot, type ScreenSnapshot, type SnapshotOptions } from './scree
 
 export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions } from './screen-snapshot.js';
 
+/** See Mirror.markCursorRow. */
+export interface RowMark extends Disposable {
+  /** The marked row's index on the visible screen now (negative: scrolled into the history); undefined once lost. */
+  visibleRow(): number | undefined;
+}
+
 export interface MirrorOptions {
   readonly cols: number;
   readonly rows: number;
@@ -249,6 +255,26 @@ export class Mirror {
 
   snapshot(options: SnapshotOptions): ScreenSnapshot {
     return takeSnapshot(this.#open(), options, this.cursor, this.alternate);
+  }
+
+  /**
+   * A mark on the row the cursor is on now, which follows that row as the screen scrolls (an xterm
+   * marker: moved when history is trimmed, gone when the row leaves the history). Where input was
+   * typed, so a wait can tell its echo by position. Lost when the terminal is replaced (rebuild,
+   * reset) or when the other screen (main/alternate) is active.
+   */
+  markCursorRow(): RowMark {
+    const terminal = this.#open();
+    const { term } = terminal;
+    const alternate = this.alternate;
+    const marker = term.registerMarker(0);
+    return {
+      visibleRow: () => {
+        if (!marker || marker.isDisposed || this.#disposed || this.#terminal !== terminal || this.alternate !== alternate) return undefined;
+        return marker.line - term.buffer.active.baseY;
+      },
+      dispose: () => marker?.dispose(),
+    };
   }
 
   cells(): CellGrid {

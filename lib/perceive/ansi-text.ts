@@ -19,14 +19,25 @@ export class AnsiStripper {
 
   push(text: string): string {
     let out = '';
+    /** Start of the run of plain text being copied (taken as one slice, not char by char). */
+    let run = -1;
     for (let i = 0; i < text.length; i++) {
       const ch = text.charCodeAt(i);
+      if (this.state === State.Text) {
+        if (ch >= 0x20 && ch !== 0x9b) {
+          if (run < 0) run = i;
+          continue;
+        }
+        if (run >= 0) {
+          out += text.slice(run, i);
+          run = -1;
+        }
+        if (ch === 0x1b) this.state = State.Esc;
+        else if (ch === 0x9b) this.state = State.Csi;
+        else if (ch === 0x0a || ch === 0x09) out += text[i];
+        continue;
+      }
       switch (this.state) {
-        case State.Text:
-          if (ch === 0x1b) this.state = State.Esc;
-          else if (ch === 0x9b) this.state = State.Csi;
-          else if (ch === 0x0a || ch === 0x09 || ch >= 0x20) out += text[i];
-          break;
         case State.Esc:
           if (ch === 0x5b) this.state = State.Csi;
           else if (ch === 0x5d || ch === 0x50 || ch === 0x5f || ch === 0x5e || ch === 0x58) this.state = State.String;
@@ -48,6 +59,7 @@ export class AnsiStripper {
           break;
       }
     }
+    if (run >= 0) out += run === 0 ? text : text.slice(run);
     return out;
   }
 }

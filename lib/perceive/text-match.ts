@@ -1,8 +1,8 @@
 /**
- * Decides whether waited-for text has appeared, never counting the echo of what we typed: the
- * haystack is the output that arrived after the wait began plus the screen rows that are new since
- * the last input, leaving out the lines that are the echo of what we typed (an old prompt with
- * the command after it).
+ * What waited-for text is matched against: a pattern (string or RegExp) as a matcher, and the
+ * screen rows that are new since the last input. The echo of what we typed is told by position
+ * (text-watch.ts and the wait engine), never by content: output that repeats the typed text
+ * ("Hello Alice" after typing Alice) is output.
  */
 export type TextPattern = string | RegExp;
 
@@ -13,59 +13,34 @@ export function toMatcher(pattern: TextPattern): (hay: string) => boolean {
   return (hay) => re.test(hay);
 }
 
-/** Typed lines shorter than this are key answers (y, q, 1), not commands: their echo is not sought. */
-const MIN_NEEDLE = 3;
-/** A piece of a long echoed command that wrapped onto its own row is recognised from this length. */
-const MIN_WRAPPED_PIECE = 20;
-
-/** The trimmed lines of what we typed that are long enough to recognise an echo by. */
-export function typedNeedles(typed: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const input of typed) {
-    for (const line of input.split(/\r\n|\r|\n/)) {
-      const needle = line.trim();
-      if (needle.length >= MIN_NEEDLE) out.push(needle);
-    }
-  }
-  return out;
-}
-
 /**
- * True when `line` is the echo of `needle`: it ends with it (a prompt, then the command), or, for a
- * long command that wrapped, it is a piece of it or ends with its beginning. Output that merely
- * contains the typed word ("make: *** Error" after typing "make") is not an echo.
+ * Indexes of the rows of `now` that `before` did not have (blank rows left out), compared as a
+ * multiset so that scrolling (the same rows one line higher) adds nothing new.
  */
-export function isEcho(line: string, needle: string): boolean {
-  const row = line.trimEnd();
-  if (row.length === 0) return false;
-  if (row.endsWith(needle)) return true;
-  if (needle.length < MIN_WRAPPED_PIECE || row.length < MIN_WRAPPED_PIECE) return false;
-  const piece = row.trimStart();
-  if (piece.length >= MIN_WRAPPED_PIECE && needle.includes(piece)) return true;
-  for (let k = Math.min(needle.length, row.length); k >= MIN_WRAPPED_PIECE; k--) {
-    if (row.endsWith(needle.slice(0, k))) return true;
-  }
-  return false;
-}
-
-/** Drops the lines that are the echo of something we typed. */
-export function withoutEcho(lines: readonly string[], needles: readonly string[]): string[] {
-  if (needles.length === 0) return [...lines];
-  return lines.filter((line) => !needles.some((n) => isEcho(line, n)));
-}
-
-/**
- * Rows of `now` that `before` did not have, compared as a multiset so that scrolling (the same rows
- * one line higher) adds nothing new.
- */
-export function newRows(before: readonly string[], now: readonly string[]): string[] {
+export function newRowIndexes(before: readonly string[], now: readonly string[]): number[] {
   const counts = new Map<string, number>();
   for (const row of before) counts.set(row, (counts.get(row) ?? 0) + 1);
-  const out: string[] = [];
-  for (const row of now) {
+  const out: number[] = [];
+  now.forEach((row, y) => {
     const left = counts.get(row) ?? 0;
     if (left > 0) counts.set(row, left - 1);
-    else if (row.trim().length > 0) out.push(row);
-  }
+    else if (row.trim().length > 0) out.push(y);
+  });
   return out;
+}
+
+/** The lines of typed text (CR, LF or CRLF breaks): each is echoed on a line of its own. */
+export function inputLines(text: string): string[] {
+  return text.split(/\r\n|\r|\n/);
+}
+
+/**
+ * True when `row`, from string index `x` (the column the input was typed at), shows the start of
+ * `typed` (all of it, or as much as the row holds before it wraps): the echo is where it was
+ * typed and is what was typed. A program that does not echo prints its answer there instead.
+ */
+export function echoedAt(row: string, x: number, typed: string): boolean {
+  const shown = row.slice(x).trimEnd();
+  if (shown.length === 0 || typed.length === 0) return false;
+  return shown.length >= typed.length ? shown.startsWith(typed) : typed.startsWith(shown);
 }

@@ -14,6 +14,8 @@ import type { Outcomes } from './outcomes.js';
 import type { Verdict } from './verdict.js';
 
 export interface DriveListenerRooms {
+  /** The screen is about to change (output, a resync, a resize): the waits' input baseline is read first. */
+  readonly beforeScreenChange: () => void;
   readonly stringTimeout: StringTimeoutWatch;
   readonly watch: DriveWatch;
   readonly verdict: Verdict;
@@ -24,10 +26,14 @@ export interface DriveListenerRooms {
   readonly incident: (code: string, detail: Record<string, unknown>) => void;
 }
 
+const LF = 0x0a;
+
 export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): BackendListener {
   const { clock, signals, mirror, transcript, events } = ctx;
-  const decoder = new TextDecoder('utf-8');
-  const stripper = new AnsiStripper();
+  let decoder = new TextDecoder('utf-8');
+  let stripper = new AnsiStripper();
+  /** Whether the last chunk was decoded: a text wait that begins later starts a fresh decode. */
+  let decoding = false;
   const ended = (): void => {
     rooms.stopWatching();
     rooms.verdict.publish();
@@ -36,12 +42,25 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
     output(data) {
       signals.lastOutputAt = clock.now();
       const entry = transcript.append('output', data);
+      rooms.beforeScreenChange();
       mirror.write(data);
       rooms.stringTimeout.observe(mirror.parserInString);
       if (mirror.needsDrain) signals.backend?.pauseOutput();
       if (signals.textListeners.size > 0) {
+        if (!decoding) {
+          // Whatever the old decoder held is stale: bytes went by undecoded since.
+          decoder = new TextDecoder('utf-8');
+          stripper = new AnsiStripper();
+          decoding = true;
+        }
         const text = stripper.push(decoder.decode(data, { stream: true }));
         if (text) for (const l of signals.textListeners) l(text);
+      } else decoding = false;
+      // The echo of the last input ends with its line feeds (a text wait in flight counts them itself).
+      for (let at = 0; signals.echoLines > 0; at++) {
+        at = data.indexOf(LF, at);
+        if (at < 0) break;
+        signals.echoLines -= 1;
       }
       signals.wake();
       rooms.watch.armQuiet();
@@ -49,6 +68,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
     },
     resync(capture, reason) {
       const changedBefore = signals.lastChangeAt;
+      rooms.beforeScreenChange();
       // tmux's string timeout reset its parser (input_reset): pen, charsets and DECSC save start over,
       // and it is in the ground state although `capture-pane -P` still reports the abandoned string
       // (input_reset does not drain since_ground): nothing of either is carried into the mirror.
@@ -80,6 +100,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       rooms.incident(code, detail);
     },
     resized(g) {
+      rooms.beforeScreenChange();
       mirror.resize(g.cols, g.rows);
       signals.lastChangeAt = clock.now();
       signals.wake();

@@ -50,6 +50,11 @@ export class DriveSignals {
   backend: DriveBackend | undefined;
   /** Woken on output, a screen change, a resync and every phase change: waits hang here. */
   readonly activityListeners = new Set<() => void>();
+  /**
+   * Output lines, from the one in progress, that are the echo of the last input (set when input is
+   * sent, counted down by the line feeds that follow): a text wait that begins now leaves them out.
+   */
+  echoLines = 0;
   /** ANSI-stripped output text for waits on text; output is decoded only while one listens. */
   readonly textListeners = new Set<(text: string) => void>();
   #phase: DrivePhase = 'live';

@@ -5,6 +5,7 @@
  */
 import { UsageError } from '../common/errors.js';
 import type { Profile } from '../perceive/profile.js';
+import { inputLines } from '../perceive/text-match.js';
 import type { DriveContext } from './drive-signals.js';
 import type { InputGate } from './input-gate.js';
 import type { WaitEngine } from './wait.js';
@@ -48,8 +49,7 @@ export class InputSender {
     const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
     this.gate.countRequest();
     const backend = this.gate.admit('sendText', text, { paste: usePaste, submit: opts.submit ?? false }, true);
-    this.waits.markInput();
-    this.waits.remember(text);
+    this.waits.markInput(inputLines(text));
     this.ctx.signals.interactions += 1;
     this.ctx.transcript.append('input', text, { paste: usePaste });
     const shown = opts.submit && text.length > 0 ? this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true) : undefined;
@@ -61,7 +61,7 @@ export class InputSender {
         if (i > 0) await backend.sendKeys(['M-Enter']);
         if (line.length > 0) await backend.sendText(line, { paste: false });
       }
-    } else if (text.length > 0) await backend.sendText(text, { paste: usePaste });
+    } else if (text.length > 0) await this.whileSending(backend.sendText(text, { paste: usePaste }));
     const echoed = shown ? (await shown).outcome === 'text' : false;
     if (opts.submit) await this.pressEnter(text, echoed);
     // Part of this request: the settle is not a wait of its own.
@@ -77,7 +77,16 @@ export class InputSender {
     this.waits.markInput();
     this.ctx.signals.interactions += 1;
     this.ctx.transcript.append('keys', undefined, { keys: names });
-    await backend.sendKeys(list);
+    await this.whileSending(backend.sendKeys(list));
+  }
+
+  /**
+   * Awaits a send; the screen rows of its markInput are read meanwhile, in the microtask after the
+   * backend's write (tmux is handling the keys by then), not before it: off the echo's way.
+   */
+  private async whileSending(sending: Promise<void>): Promise<void> {
+    queueMicrotask(() => this.waits.takeBaseline());
+    await sending;
   }
 
   /**
@@ -93,7 +102,7 @@ export class InputSender {
     const backend = this.gate.admit('sendKeys', 'Enter', { submit: true });
     transcript.append('keys', undefined, { keys: 'Enter' });
     const before = mirror.digest();
-    await backend.sendKeys(['Enter']);
+    await this.whileSending(backend.sendKeys(['Enter']));
     for (let retry = 1; echoed && retry <= SUBMIT_RETRIES; retry++) {
       if (await this.waits.changesWithin(before, SUBMIT_CONFIRM_MS)) break;
       if (signals.phase !== 'live' || !this.cursorRowEndsWith(lastLine(text))) break;

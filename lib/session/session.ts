@@ -167,7 +167,7 @@ export class Session {
     this.watch = watch;
     this.input = new InputSender(ctx, profile, gate, waits);
     this.reader = new ScreenReader(ctx, { profile, redact: this.redact, readMode, classify: (snap, cells) => verdict.classifyScreen(snap, cells) });
-    this.listener = driveListener(ctx, { stringTimeout: this.stringTimeout, watch, verdict, outcomes, stopWatching: () => this.stopWatching(), incident: (code, detail) => this.incident(code, detail) });
+    this.listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), stringTimeout: this.stringTimeout, watch, verdict, outcomes, stopWatching: () => this.stopWatching(), incident: (code, detail) => this.incident(code, detail) });
     mirror.onChange(() => {
       signals.lastChangeAt = clock.now();
       signals.wake();

@@ -3,13 +3,15 @@
  * `forIdleMs`), text (in output that arrived after the wait began, or on the screen — never in the
  * echo of what we typed, unless the wait is submit's own echo wait), exit, or timeout. Everything
  * is armed by events (output, screen changes, phase changes) and by one-shot timers: no polling.
- * It also remembers what input last looked like (the screen rows and the text typed), which is how
- * a wait tells new text from our own echo.
+ * It also remembers where input was last sent (the screen rows then, the cursor's place followed
+ * through scrolling, and the lines typed), which is how a wait tells new text from our own echo:
+ * by position: the echo is what shows where it was typed, while it is what was typed.
  */
 import type { TimerHandle } from '../common/clock.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import type { SessionStatus } from '../perceive/status.js';
-import { typedNeedles, type TextPattern } from '../perceive/text-match.js';
+import type { RowBreak, RowMark } from '../emulator/mirror.js';
+import { echoedAt, type TextPattern } from '../perceive/text-match.js';
 import { TextWatch } from '../perceive/text-watch.js';
 import type { DriveContext } from './drive-signals.js';
 
@@ -42,30 +44,54 @@ const DEFAULT_IDLE_MS = 500;
 const SCREEN_SETTLE_MS = 30;
 /** Output this recent means "still producing" when a wait times out. */
 const PRODUCING_WINDOW_MS = 1000;
-/** Typed inputs remembered for echo removal in waits. */
-const TYPED_MEMORY = 16;
-/** Of a long input, the tail is remembered: the echo a wait must not take for new text ends there. */
-const TYPED_TAIL_CHARS = 4096;
+
+/** Where input was last sent: its echo is there. */
+interface InputPlace {
+  /** The cursor's row then, followed through scrolling. */
+  readonly row: RowMark;
+  /** The cursor's column then. */
+  readonly x: number;
+  /** The typed lines: each echoed on a row (and its wrapped continuation) from `row` on. */
+  readonly typed: readonly string[];
+}
 
 export class WaitEngine {
-  private readonly typed: string[] = [];
   /** The screen rows as they were when we last sent input: rows beyond these are new. */
   private screenAtInput: readonly string[] = [];
+  /** Input was marked and its screen rows are not read yet (see takeBaseline). */
+  private baselineDue = false;
+  private inputPlace: InputPlace | undefined;
+  /** Text watches of the waits in flight: input sent while they wait has an echo of its own. */
+  private readonly watches = new Set<TextWatch>();
 
   constructor(
     private readonly ctx: DriveContext,
     private readonly status: () => SessionStatus,
   ) {}
 
-  /** Input is about to be sent: the screen as it is now is the baseline of later waits. */
-  markInput(): void {
-    this.screenAtInput = this.matchRows();
+  /**
+   * Input of these typed lines (none for keys) is about to be sent: the screen as it is now is the
+   * baseline of later waits, and its echo is where the cursor is (on the screen and in the stream).
+   */
+  markInput(typed: readonly string[] = []): void {
+    this.baselineDue = true;
+    this.inputPlace?.row.dispose();
+    const { mirror, signals } = this.ctx;
+    this.inputPlace = { row: mirror.markCursorRow(), x: mirror.cursor.x, typed };
+    signals.echoLines = typed.length;
+    for (const watch of this.watches) watch.markInput(typed);
   }
 
-  /** Text about to be typed: its echo is not new text for later waits. */
-  remember(text: string): void {
-    this.typed.push(text.length > TYPED_TAIL_CHARS ? text.slice(-TYPED_TAIL_CHARS) : text);
-    if (this.typed.length > TYPED_MEMORY) this.typed.shift();
+  /**
+   * Reads the screen rows of the last markInput if that is still due. Reading them (a text
+   * snapshot, 0.1–0.5 ms) is kept off the keystroke's way: the sender calls this once the keys are
+   * written, while tmux handles them; anything that changes the screen first (output, a resync, a
+   * resize) calls it before the change, so the rows are always the screen as it was at input.
+   */
+  takeBaseline(): void {
+    if (!this.baselineDue) return;
+    this.baselineDue = false;
+    this.screenAtInput = this.matchRows();
   }
 
   /** A wait; `echoAllowed` lets our own typed text match (submit's wait for its echo). Counts no request. */
@@ -74,14 +100,52 @@ export class WaitEngine {
     if (!Number.isFinite(requested) || requested <= 0) throw new UsageError('BAD_ARGUMENT', 'timeoutMs must be a positive number of milliseconds');
     if (opts.forIdleMs !== undefined && (!Number.isFinite(opts.forIdleMs) || opts.forIdleMs < 0)) throw new UsageError('BAD_ARGUMENT', 'forIdleMs must be a non-negative number');
     if (opts.forText !== undefined && typeof opts.forText !== 'string' && !(opts.forText instanceof RegExp)) throw new UsageError('BAD_ARGUMENT', 'forText must be a string or a RegExp');
+    this.takeBaseline();
     const plan: WaitPlan = {
       timeoutMs: Math.min(requested, MAX_WAIT_TIMEOUT_MS),
       idleMs: opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined),
-      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? [] : typedNeedles(this.typed)),
+      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? [] : this.echoStillDue()),
+      echoAllowed,
       baseline: this.screenAtInput,
       ...(opts.signal ? { signal: opts.signal } : {}),
     };
-    return new Promise<WaitResult>((resolve, reject) => new PendingWait(this.ctx, plan, () => this.matchRows(), this.status, resolve, reject).begin());
+    const { watch } = plan;
+    if (watch && !echoAllowed) this.watches.add(watch);
+    const screen = { rows: () => this.matchRows(), echoRows: (rows: MatchRows) => this.echoRows(rows, rows.rowBreaks) };
+    return new Promise<WaitResult>((resolve, reject) => new PendingWait(this.ctx, plan, screen, this.status, resolve, reject).begin()).finally(() => {
+      if (watch) this.watches.delete(watch);
+    });
+  }
+
+  /** The typed lines whose echo has not ended in the output yet (counted by its line feeds). */
+  private echoStillDue(): string[] {
+    const typed = this.inputPlace?.typed ?? [];
+    const due = this.ctx.signals.echoLines;
+    return due > 0 ? typed.slice(-due) : [];
+  }
+
+  /**
+   * The visible rows that are the echo of the last input: the cursor's row when it was sent and
+   * the rows that continue it (a wrap), one such line per line of the input. None once the mark
+   * is lost (the mirror was rebuilt, or the other screen is showing).
+   */
+  private echoRows(text: readonly string[], rowBreaks: readonly RowBreak[]): Set<number> {
+    const rows = new Set<number>();
+    const place = this.inputPlace;
+    let y = place?.row.visibleRow();
+    if (!place || y === undefined) return rows;
+    for (let line = 0; line < place.typed.length && y < rowBreaks.length; line++) {
+      // Where it was typed, and what was typed: a program that does not echo prints there too.
+      if (y >= 0 && !echoedAt(text[y] ?? '', line === 0 ? place.x : 0, place.typed[line] ?? '')) break;
+      if (y >= 0) rows.add(y);
+      y++;
+      // Rows in the history are not matched: only where the line comes back on screen matters.
+      while (y < rowBreaks.length && (y < 0 || rowBreaks[y] !== 'line')) {
+        if (y >= 0) rows.add(y);
+        y++;
+      }
+    }
+    return rows;
   }
 
   /** Resolves true as soon as the screen's digest differs from `digest`, false after `ms`. */
@@ -106,20 +170,31 @@ export class WaitEngine {
    * The visible rows for text matching: right-trimmed, except the cursor row, kept up to the cursor
    * so that a prompt's trailing space ('$ ', '>>> ') is there to match.
    */
-  private matchRows(): string[] {
+  private matchRows(): MatchRows {
     const snap = this.ctx.mirror.snapshot({ format: 'text' });
     const rows = [...snap.lines];
     const y = snap.cursor.y;
     const row = rows[y];
     if (row !== undefined && row.length < snap.cursor.x) rows[y] = row.padEnd(snap.cursor.x, ' ');
-    return rows;
+    return Object.assign(rows, { rowBreaks: snap.rowBreaks });
   }
+}
+
+/** The visible rows for matching, with how each follows the one above. */
+type MatchRows = string[] & { readonly rowBreaks: readonly RowBreak[] };
+
+/** What a wait reads of the screen. */
+interface WaitScreen {
+  readonly rows: () => MatchRows;
+  readonly echoRows: (rows: MatchRows) => ReadonlySet<number>;
 }
 
 interface WaitPlan {
   readonly timeoutMs: number;
   readonly idleMs: number | undefined;
   readonly watch: TextWatch | undefined;
+  /** submit's own wait for its echo: the echo rows count. */
+  readonly echoAllowed: boolean;
   /** The screen when input was last sent: a text already there before is not new. */
   readonly baseline: readonly string[];
   readonly signal?: AbortSignal;
@@ -137,7 +212,7 @@ class PendingWait {
   constructor(
     private readonly ctx: DriveContext,
     private readonly plan: WaitPlan,
-    private readonly matchRows: () => readonly string[],
+    private readonly screen: WaitScreen,
     private readonly status: () => SessionStatus,
     private readonly resolve: (result: WaitResult) => void,
     private readonly reject: (err: Error) => void,
@@ -149,7 +224,8 @@ class PendingWait {
     const { signal } = this.plan;
     if (signal?.aborted) return this.onAbort();
     signal?.addEventListener('abort', this.onAbort, { once: true });
-    this.ctx.signals.textListeners.add(this.onText);
+    // Output is decoded only while a text wait listens.
+    if (this.plan.watch) this.ctx.signals.textListeners.add(this.onText);
     this.ctx.signals.activityListeners.add(this.onActivity);
     this.arm(this.plan.timeoutMs, () => this.finish('timeout'));
     // Idle counts from the wait's start too: input sent just before may not have been echoed yet.
@@ -208,7 +284,10 @@ class PendingWait {
   }
 
   private onScreen(): boolean {
-    return this.plan.watch?.onScreen(this.plan.baseline, this.matchRows()) ?? false;
+    const { watch, baseline, echoAllowed } = this.plan;
+    if (!watch) return false;
+    const rows = this.screen.rows();
+    return watch.onScreen(baseline, rows, echoAllowed ? NO_ROWS : this.screen.echoRows(rows));
   }
 
   /**
@@ -242,6 +321,8 @@ class PendingWait {
     });
   }
 }
+
+const NO_ROWS: ReadonlySet<number> = new Set();
 
 function hintFor(outcome: WaitResult['outcome'], producing: boolean): string {
   switch (outcome) {

@@ -8,6 +8,9 @@ import type { TmuxScreen } from './tmux-screen.js';
 import type { AttrShape, LineShape } from './xterm-core.js';
 
 const ZWJ = 0x200d;
+/** xterm 6's cell content: the width sits above bit 22; a pen with extended attributes (bg bit 28) needs setCellFromCodepoint. */
+const WIDTH_1 = 1 << 22;
+const BG_HAS_EXTENDED = 0x10000000;
 /** struct utf8_data: a cell holds at most 21 bytes of UTF-8 (a base and its combining marks). */
 const UTF8_SIZE = 21;
 
@@ -121,7 +124,15 @@ function collect(s: TmuxScreen, data: Uint32Array, start: number, end: number, p
       if (width > 1) line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);
     }
     const n = Math.min(end - i, cols - b.x);
-    for (let k = 0; k < n; k++) line.setCellFromCodepoint(b.x + k, data[i + k] as number, 1, pen);
+    const cells = line._data;
+    if (cells !== undefined && (pen.bg & BG_HAS_EXTENDED) === 0) {
+      // The bulk-output hot path: what setCellFromCodepoint stores, without a call per cell.
+      for (let k = 0, o = b.x * 3; k < n; k++, o += 3) {
+        cells[o] = (data[i + k] as number) | WIDTH_1;
+        cells[o + 1] = pen.fg;
+        cells[o + 2] = pen.bg;
+      }
+    } else for (let k = 0; k < n; k++) line.setCellFromCodepoint(b.x + k, data[i + k] as number, 1, pen);
     b.x += n;
     i += n;
     for (let xx = b.x; xx < cols && line.getWidth(xx) === 0; xx++) line.setCellFromCodepoint(xx, 0, 1, s.defaultAttr);

@@ -18,6 +18,11 @@ export interface CellShape extends AttrShape {
 
 export interface LineShape {
   readonly length: number;
+  /**
+   * xterm 6's cells, three 32-bit words each (content with the width at bit 22, fg, bg): print's
+   * ASCII run writes them directly. Absent in another build: print then calls setCellFromCodepoint.
+   */
+  readonly _data?: Uint32Array;
   isWrapped: boolean;
   getWidth(x: number): number;
   loadCell(x: number, cell: CellShape): CellShape;
