@@ -11,6 +11,7 @@
  *   awaiting      a TUI composer (composer_ready) or the cursor parked after a prompt (cursor_parked)
  *                 — a prompt line (or a y/n choice on it) on the main screen while the process
  *                 tree is busy and nobody reads the terminal is working (busy_cpu, busy_io)
+ *   working       a blank alternate screen, or a composer program showing no composer (loading)
  *   working       CPU or I/O progress in the pane's process tree (busy_cpu, busy_io)
  *   awaiting      a foreground process blocked reading the terminal (tty_read)
  *   awaiting      a settled alternate screen: a TUI waiting for keys (screen_settled)
@@ -43,6 +44,7 @@ export const CLASSIFIER_REASONS = {
   busy_io: 'working',
   cursor_not_parked: 'working',
   no_reader: 'working',
+  loading: 'working',
   dialog_detected: 'awaiting-input',
   composer_ready: 'awaiting-input',
   cursor_parked: 'awaiting-input',
@@ -162,17 +164,26 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
     return verdict('awaiting-input', grid.alternate ? 'medium' : 'high', 'cursor_parked', facts);
   }
 
+  // A TUI that has drawn nothing yet (a blank alternate screen), or a program whose profile has a
+  // composer showing neither it nor a dialog: it is still starting (or between screens), and
+  // nothing on it takes keys yet.
+  if ((grid.alternate && grid.lastContentRow() < 0) || (profile.composer !== undefined && !grid.alternate && !readingTerminal)) return verdict('working', 'medium', 'loading', facts);
   if (activity?.busy === 'cpu') return verdict('working', 'high', 'busy_cpu', facts);
   if (activity?.busy === 'io') return verdict('working', 'high', 'busy_io', facts);
   if (readingTerminal) return verdict('awaiting-input', 'medium', 'tty_read', facts);
-  // A blank alternate screen is a TUI that has drawn nothing yet (codex and opencode load for
-  // seconds like this): nothing on it can be answered, so it is not waiting.
-  if (grid.alternate && grid.lastContentRow() >= 0) return verdict('awaiting-input', 'medium', 'screen_settled', facts);
+  if (grid.alternate) return verdict('awaiting-input', 'medium', 'screen_settled', facts);
   const stuckMs = signals.stuckMs ?? DEFAULT_STUCK_MS;
   // No progress must be measured over (nearly) the whole quiet time, not a short early window.
   if (activity && quietFor >= stuckMs && activity.until - quietSince >= stuckMs * STUCK_WINDOW_SHARE) return verdict('stuck', 'high', 'no_progress', facts);
   return verdict('working', 'medium', 'cursor_not_parked', facts);
 }
+
+/**
+ * Reasons that show, on the screen itself, that the program is busy and takes no keys yet: a
+ * working or queued marker, a TUI still loading. A quiet screen with one of these is not settled
+ * (`wait({ forIdleMs })` keeps waiting); any other quiet screen is, whatever its state.
+ */
+export const SCREEN_SHOWS_WORK: ReadonlySet<ClassifierReason> = new Set(['input_queued', 'working_marker', 'loading']);
 
 /**
  * The first marker found in its region, skipping the input line (typed or ghost text is not a

@@ -32,7 +32,14 @@ const sample = (readingTerminal: boolean, runnable = false): ProcessActivitySamp
 describe('loading (class 1): a blank alternate screen is not waiting', () => {
   it('a TUI that switched to the alternate screen and drew nothing is working, not screen_settled', () => {
     const v = classifyScreen(screen(`${ALT}${HIDE}`), quiet(), codex);
-    expect(v).toMatchObject({ state: 'working', reason: 'cursor_not_parked' });
+    expect(v).toMatchObject({ state: 'working', reason: 'loading' });
+    expect(classifyScreen(screen(`${ALT}${HIDE}`), quiet(), shell).reason).toBe('loading');
+  });
+
+  it('a composer program on the main screen showing neither composer nor dialog is loading; a shell there is not', () => {
+    const splash = `${' '.repeat(10)}Welcome to Claude Code\n\n`;
+    expect(classifyScreen(screen(splash), quiet(), claude)).toMatchObject({ state: 'working', reason: 'loading' });
+    expect(classifyScreen(screen(splash), quiet(), shell)).toMatchObject({ state: 'working', reason: 'cursor_not_parked' });
   });
 
   it('an alternate screen with anything drawn on it still settles (htop, less)', () => {
