@@ -151,7 +151,9 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
   // A "(y/n)" printed by a program that then reads nothing (it sleeps, or waits on a child): the
   // sample of this quiet period shows no process reading the terminal, so nothing waits for an
   // answer. Left to the stuck check, not reported as a question.
-  const nobodyReads = sample !== undefined && !readingTerminal && sample.runnable !== true;
+  // readsNothing false: a foreground process waits where a read may come from (a node prompt in
+  // epoll): the question stands. Absent (an older recorded sample): not reading and not runnable.
+  const nobodyReads = sample !== undefined && !readingTerminal && sample.runnable !== true && sample.readsNothing !== false;
   if (dialog && nobodyReads && !grid.alternate && onPromptLine(dialog)) return verdict('working', 'medium', 'no_reader', facts);
   if (dialog) {
     const strong = dialog.structure.some((s) => s === 'box' || s === 'selector' || s === 'buttons' || s === 'field' || s === 'choice');

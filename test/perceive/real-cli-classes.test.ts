@@ -112,6 +112,11 @@ describe('a "(y/n)" with no reader (class 5): the process sample decides', () =>
     expect(classifyScreen(screen('Continue? (y/n) '), quiet({ sample: sample(true) }), shell)).toMatchObject({ state: 'awaiting-input', reason: 'dialog_detected', dialog: { kind: 'confirm' } });
   });
 
+  it('a foreground process waiting where a read may come from (epoll: readsNothing false) keeps the dialog', () => {
+    expect(classifyScreen(screen('Continue? (y/n) '), quiet({ sample: { ...sample(false), readsNothing: false } }), shell).reason).toBe('dialog_detected');
+    expect(classifyScreen(screen('Continue? (y/n) '), quiet({ sample: { ...sample(false), readsNothing: true } }), shell).reason).toBe('no_reader');
+  });
+
   it('no sample (or one older than the last output) is no evidence: the dialog stands', () => {
     expect(classifyScreen(screen('Continue? (y/n) '), quiet(), shell).reason).toBe('dialog_detected');
     expect(classifyScreen(screen('Continue? (y/n) '), quiet({ sample: { ...sample(false), at: 4_000 } }), shell).reason).toBe('dialog_detected');
