@@ -25,6 +25,10 @@ import { judgeAgainstLabels, loadRecording, planWindow, type Agreement, type Obs
 export type { Agreement };
 import type { Situation } from './fixture-format.js';
 
+/** The replay's first write: changes nothing on the screen, marks time 0 (SGR reset). */
+const MARKER = new Uint8Array([0x1b, 0x5b, 0x30, 0x6d]);
+/** Without any output this long after create(), the replay's clock is taken to start at create(). */
+const NO_OUTPUT_START_MS = 1500;
 /** How often the harness samples status() during a replay (a test's observer, not the library). */
 const SAMPLE_MS = 50;
 /** Samples this soon after a label change are not judged (see judgeAgainstLabels). */
@@ -57,6 +61,17 @@ export interface ReplayWindowSpec {
   readonly waitForText?: { readonly afterStep: string; readonly text: string };
   /** Ask `wait({ forIdleMs })` this long into the window and compare it with `status()` (one notion of settled). */
   readonly idleVersusStatus?: { readonly atS: number; readonly forIdleMs: number };
+  /**
+   * A caller that waits for idle from the window's start (or `atS` into it) and then types `text`:
+   * when did it type, and what did the labels say the program was doing then.
+   */
+  readonly idleThenType?: {
+    readonly atS?: number;
+    readonly forIdleMs: number;
+    readonly text: string;
+    /** `idle` (default): the window reaches a screen that waits for input; `no-idle`: it never does. */
+    readonly expect?: 'idle' | 'no-idle';
+  };
 }
 
 export interface ReplayObservation {
@@ -72,6 +87,8 @@ export interface ReplayObservation {
   readonly answered: readonly (readonly [t: number, keys: string])[];
   readonly waitForText?: WaitResult['outcome'];
   readonly idleVersusStatus?: { readonly wait: WaitResult['outcome']; readonly producing: boolean; readonly state: SessionState; readonly reason: string };
+  /** The idle-then-type caller: when its wait ended (replay clock), how, and the status it saw. */
+  readonly idleThenType?: { readonly t: number; readonly wait: WaitResult['outcome']; readonly state: SessionState; readonly reason: string };
 }
 
 /** The recording seconds a spec covers, and where its target label starts. */
@@ -96,7 +113,8 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
   const { from, to, target } = windowOf(rec, spec);
   const planned = planWindow(rec, { from, to, ...(spec.maxGapS !== undefined ? { maxGapS: spec.maxGapS } : {}), ...(spec.gateKeysS !== undefined ? { gateKeysS: spec.gateKeysS } : {}) });
   // A first write that changes nothing on the screen marks the replay's time 0 in the session.
-  const plan = { ...planned.plan, writes: [[0, Buffer.from('\x1b[0m').toString('base64')] as const, ...planned.plan.writes] };
+  const plan = { ...planned.plan, writes: [[0, Buffer.from(MARKER).toString('base64')] as const, ...planned.plan.writes] };
+  const firstWriteAt = planned.plan.writes[0]?.[0];
   const dataDir = mkdtempSync(join(tmpdir(), 'td-replay-'));
   const project = join(dataDir, 'workspace', 'projects', 'replay');
   mkdirSync(project, { recursive: true });
@@ -116,6 +134,7 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
   const answered: [number, string][] = [];
   let waitForText: WaitResult['outcome'] | undefined;
   let idleVersusStatus: ReplayObservation['idleVersusStatus'];
+  let idleThenType: ReplayObservation['idleThenType'];
   let s: Session | undefined;
   try {
     const session = await driver.create({ allowId: 'replay', project: 'replay', args: ['replay.py', 'plan.json'], cols: rec.timeline.cols, rows: rec.timeline.rows });
@@ -129,16 +148,29 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
         t0 = performance.now() - (Date.now() - first.time);
         resolve();
       }
-      session.on('output', () => {
+      session.on('output', (data) => {
         if (t0 !== undefined) return;
-        t0 = performance.now();
+        // The marker can reach tmux before the control client attaches (it is then in the attach
+        // capture, not in any %output): the first output seen is the first recorded write, whose
+        // time on the replay's clock is known.
+        const marker = data.length >= MARKER.length && MARKER.every((b, i) => data[i] === b);
+        t0 = performance.now() - (marker ? 0 : (firstWriteAt ?? 0) * 1000);
         resolve();
       });
     });
     session.on('state', (st) => void events.push([at(), st.state, st.reason]));
     session.on('attention', (a) => void attention.push([at(), a]));
     session.on('answered', (_digest, keys) => void answered.push([at(), keys.join(' ')]));
-    await Promise.race([started, sleep(10_000).then(() => Promise.reject(new Error(`${spec.id}: the replay wrote nothing in 10 s; screen:\n${session.read().content}`)))]);
+    // A window whose program prints nothing for a while (cat, a blank loading screen) gives no
+    // output to start the clock when the marker went into the attach capture: the replay started
+    // about when create() returned (within the attach time, under the checks' slack).
+    const created = performance.now();
+    await Promise.race([
+      started,
+      sleep(NO_OUTPUT_START_MS).then(() => {
+        t0 ??= created;
+      }),
+    ]);
     const start = t0 as unknown as number;
     const now = (): number => (performance.now() - start) / 1000;
     // With gates, the keys are the session's to send; typed text is still sent as recorded.
@@ -155,6 +187,17 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
           const w = await session.wait({ forIdleMs: ivs.forIdleMs, timeoutMs: Math.max(1000, (end - now()) * 1000) });
           const st = session.status();
           idleVersusStatus = { wait: w.outcome, producing: w.producing, state: st.state, reason: st.reason };
+        })(),
+      );
+    }
+    if (spec.idleThenType) {
+      const itt = spec.idleThenType;
+      jobs.push(
+        (async () => {
+          await sleep(Math.max(0, (itt.atS ?? 0) - now()) * 1000);
+          const w = await session.wait({ forIdleMs: itt.forIdleMs, timeoutMs: Math.max(1000, (end - now()) * 1000) });
+          idleThenType = { t: round3(now()), wait: w.outcome, state: w.status.state, reason: w.status.reason };
+          if (w.outcome === 'idle') await session.sendText(itt.text);
         })(),
       );
     }
@@ -191,6 +234,7 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
       answered,
       ...(waitForText !== undefined ? { waitForText } : {}),
       ...(idleVersusStatus !== undefined ? { idleVersusStatus } : {}),
+      ...(idleThenType !== undefined ? { idleThenType } : {}),
     };
   } finally {
     await s?.kill().catch(() => undefined);

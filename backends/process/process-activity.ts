@@ -16,10 +16,11 @@ const USER_HZ = 100;
 const MS_PER_TICK = 1000 / USER_HZ;
 
 /** Syscall numbers, per architecture, as /proc/PID/syscall shows them. */
-const SYSCALLS: Readonly<Record<string, { readonly read: number; readonly select: readonly number[] }>> = {
-  x64: { read: 0, select: [23, 270] }, // select, pselect6
-  arm64: { read: 63, select: [72] }, // pselect6 (arm64 has no select)
-  riscv64: { read: 63, select: [72] },
+const SYSCALLS: Readonly<Record<string, { readonly read: number; readonly select: readonly number[]; readonly elsewhere: readonly number[] }>> = {
+  // elsewhere: calls that cannot read the terminal: nanosleep, clock_nanosleep, wait4, waitid, pause, rt_sigsuspend, rt_sigtimedwait
+  x64: { read: 0, select: [23, 270], elsewhere: [35, 230, 61, 247, 34, 130, 128] }, // select, pselect6
+  arm64: { read: 63, select: [72], elsewhere: [101, 115, 260, 95, 133, 137] }, // pselect6 (arm64 has no select, no pause)
+  riscv64: { read: 63, select: [72], elsewhere: [101, 115, 260, 95, 133, 137] },
 };
 
 /**
@@ -31,13 +32,34 @@ export function sampleProcessActivity(root: number, now: number): ProcessActivit
   const processes: ProcessCounters[] = [];
   let readingTerminal = false;
   let runnable = false;
+  // Who could read an answer: the foreground processes with no foreground child (a shell waiting
+  // on its command, the jail's own supervisor polling its child, are not readers).
+  const parents = new Set(tree.filter((st) => st.pgrp === st.tpgid).map((st) => st.ppid));
+  let leaves = 0;
+  let elsewhere = 0;
   for (const st of tree) {
     const counters = readCounters(st);
     if (counters) processes.push(counters);
     if (st.state === 'R') runnable = true;
-    if (!readingTerminal && st.state === 'S' && st.pgrp === st.tpgid && isReadingTerminal(st.pid)) readingTerminal = true;
+    if (st.pgrp !== st.tpgid) continue;
+    if (!readingTerminal && st.state === 'S' && isReadingTerminal(st.pid)) readingTerminal = true;
+    if (parents.has(st.pid)) continue;
+    leaves++;
+    if (st.state === 'S' && isBlockedElsewhere(st.pid)) elsewhere++;
   }
-  return { at: now, processes, readingTerminal, runnable };
+  return { at: now, processes, readingTerminal, runnable, readsNothing: leaves > 0 && elsewhere === leaves };
+}
+
+/** Blocked in a sleep, a wait for a child or pause: a call that cannot read the terminal. Unknown = false. */
+function isBlockedElsewhere(pid: number): boolean {
+  const nrs = SYSCALLS[process.arch];
+  if (nrs === undefined) return false;
+  try {
+    const nr = Number(readFileSync(`/proc/${pid}/syscall`, 'latin1').trim().split(' ')[0]);
+    return nrs.elsewhere.includes(nr);
+  } catch {
+    return false;
+  }
 }
 
 function readCounters(st: ProcStat): ProcessCounters | undefined {

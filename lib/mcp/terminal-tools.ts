@@ -276,7 +276,7 @@ export function registerTerminalTools(server: McpServer, client: Client): void {
     {
       title: 'Wait for the program',
       description: [
-        'Wait, without polling, until the first of: forIdleMs of quiet (no output, no screen change), forText appearing (in output that arrives after the wait starts or on new screen rows; never in the echo of what you typed), the program exiting (an exit ends every wait), or timeoutMs (default 15000, at most 600000).',
+        'Wait, without polling, until the first of: forIdleMs of quiet (no output, no screen change, and the screen does not show the program busy: a spinner, a queued message, a TUI still loading), forText appearing (in output that arrives after the wait starts or on new screen rows; never in the echo of what you typed), the program exiting (an exit ends every wait), or timeoutMs (default 15000, at most 600000).',
         'Slow AI CLIs take 30 s to several minutes per reply: pass a large timeoutMs (for example 300000) with forIdleMs (for example 5000 to 20000); the wait returns as soon as the CLI goes quiet, not at the timeout.',
         'Returns outcome (idle | text | exit | timeout), producing, a hint and the status. A timeout with producing: true means output was still arriving: the program is working, not failed; wait again. A timeout with producing: false means it went quiet without matching: check terminal_session_status and terminal_session_read to see whether it waits for input (a dialog, a question) or is stuck.',
         `A long wait never blocks your turn: still pending after backgroundAfterMs (default ${DEFAULT_BACKGROUND_AFTER_MS}), it returns outcome "backgrounded" with a waitId and goes on in the server; its completion is announced as a log notification (logger "tmux-drive", data.event "wait_completed") and terminal_session_wait with { sessionId, waitId } returns its result (at once when it is done, else backgrounded again).`,
@@ -284,7 +284,7 @@ export function registerTerminalTools(server: McpServer, client: Client): void {
       ].join(' '),
       inputSchema: closedArgs('terminal_session_wait', {
         sessionId,
-        forIdleMs: z.number().int().min(0).max(600_000).optional().describe('Resolve after this many ms with no output and no screen change.'),
+        forIdleMs: z.number().int().min(0).max(600_000).optional().describe('Resolve after this many ms with no output and no screen change, on a screen that does not show the program busy.'),
         forText: z.string().min(1).max(FOR_TEXT_CHARS).optional().describe('Resolve when this text appears (case-sensitive, plain text).'),
         forExit: z.boolean().optional().describe('Resolve when the program exits.'),
         timeoutMs: z.number().int().min(1).max(600_000).optional().describe('Give up after this many ms (default 15000, at most 600000).'),

@@ -26,6 +26,12 @@ export interface ProcessActivitySample {
    * machine a CPU-bound program gets little CPU time but is always runnable.
    */
   readonly runnable?: boolean;
+  /**
+   * Every foreground process is blocked in a call that cannot read the terminal (a sleep, a wait
+   * for a child, pause): nothing will read an answer. False when one waits elsewhere (epoll, as a
+   * node prompt does) or is unknown; absent in samples recorded before the fact was taken.
+   */
+  readonly readsNothing?: boolean;
 }
 
 export type Busy = 'cpu' | 'io' | 'idle';

@@ -6,10 +6,12 @@
  *   exited        pane dead (pane_dead) or the drive's server gone (server_gone, channel_lost)
  *   working       output in the last `flowingMs` (output_flowing)
  *   working       a profile's queued-input or working marker in its region (input_queued, working_marker)
+ *   working       a prompt-line dialog on the main screen nothing reads (no_reader)
  *   awaiting      a structural dialog (dialog_detected)
  *   awaiting      a TUI composer (composer_ready) or the cursor parked after a prompt (cursor_parked)
  *                 — a prompt line (or a y/n choice on it) on the main screen while the process
  *                 tree is busy and nobody reads the terminal is working (busy_cpu, busy_io)
+ *   working       a blank alternate screen, or a composer program showing no composer (loading)
  *   working       CPU or I/O progress in the pane's process tree (busy_cpu, busy_io)
  *   awaiting      a foreground process blocked reading the terminal (tty_read)
  *   awaiting      a settled alternate screen: a TUI waiting for keys (screen_settled)
@@ -41,6 +43,8 @@ export const CLASSIFIER_REASONS = {
   busy_cpu: 'working',
   busy_io: 'working',
   cursor_not_parked: 'working',
+  no_reader: 'working',
+  loading: 'working',
   dialog_detected: 'awaiting-input',
   composer_ready: 'awaiting-input',
   cursor_parked: 'awaiting-input',
@@ -144,8 +148,15 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
   const dialog = detectDialog(grid, profile, input);
   const onPromptLine = (d: Dialog): boolean => d.structure.includes('choice') || d.structure.includes('prompt');
   if (dialog && busyNotReading && !grid.alternate && onPromptLine(dialog)) return verdict('working', 'medium', busyReason, facts);
+  // A "(y/n)" printed by a program that then reads nothing (it sleeps, or waits on a child): the
+  // sample of this quiet period shows no process reading the terminal, so nothing waits for an
+  // answer. Left to the stuck check, not reported as a question.
+  // readsNothing false: a foreground process waits where a read may come from (a node prompt in
+  // epoll): the question stands. Absent (an older recorded sample): not reading and not runnable.
+  const nobodyReads = sample !== undefined && !readingTerminal && sample.runnable !== true && sample.readsNothing !== false;
+  if (dialog && nobodyReads && !grid.alternate && onPromptLine(dialog)) return verdict('working', 'medium', 'no_reader', facts);
   if (dialog) {
-    const strong = dialog.structure.some((s) => s === 'box' || s === 'selector' || s === 'buttons' || s === 'choice');
+    const strong = dialog.structure.some((s) => s === 'box' || s === 'selector' || s === 'buttons' || s === 'field' || s === 'choice');
     return verdict('awaiting-input', strong ? 'high' : 'medium', 'dialog_detected', { ...facts, dialog });
   }
 
@@ -155,6 +166,10 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
     return verdict('awaiting-input', grid.alternate ? 'medium' : 'high', 'cursor_parked', facts);
   }
 
+  // A TUI that has drawn nothing yet (a blank alternate screen), or a program whose profile has a
+  // composer showing neither it nor a dialog: it is still starting (or between screens), and
+  // nothing on it takes keys yet.
+  if ((grid.alternate && grid.lastContentRow() < 0) || (profile.composer !== undefined && !grid.alternate && !readingTerminal)) return verdict('working', 'medium', 'loading', facts);
   if (activity?.busy === 'cpu') return verdict('working', 'high', 'busy_cpu', facts);
   if (activity?.busy === 'io') return verdict('working', 'high', 'busy_io', facts);
   if (readingTerminal) return verdict('awaiting-input', 'medium', 'tty_read', facts);
@@ -165,15 +180,29 @@ export function classifyScreen(snapshot: ClassifierSnapshot, signals: ScreenSign
   return verdict('working', 'medium', 'cursor_not_parked', facts);
 }
 
-/** The first marker found in its region (`bottomRows` up from the last content row), skipping the input line (typed or ghost text is not a marker). */
+/**
+ * Reasons that show, on the screen itself, that the program is busy and takes no keys yet: a
+ * working or queued marker, a TUI still loading. A quiet screen with one of these is not settled
+ * (`wait({ forIdleMs })` keeps waiting); any other quiet screen is, whatever its state.
+ */
+export const SCREEN_SHOWS_WORK: ReadonlySet<ClassifierReason> = new Set(['input_queued', 'working_marker', 'loading']);
+
+/**
+ * The first marker found in its region, skipping the input line (typed or ghost text is not a
+ * marker). The region is `bottomRows` up from the last content row, as the composer's is, and as
+ * many up from the input line: a menu drawn under the composer (a slash menu) pushes the last
+ * content row down past the spinner line above the composer.
+ */
 function firstMarker(grid: ScreenGrid, markers: readonly Marker[], input: InputLine | undefined): Marker | undefined {
   const bottom = grid.lastContentRow();
+  const anchors = input && input.y < bottom ? [bottom, input.y] : [bottom];
   for (const marker of markers) {
-    // Counted up from the content's last row, as the composer is.
-    const top = marker.bottomRows === undefined ? 0 : Math.max(0, bottom - marker.bottomRows + 1);
-    for (let y = bottom; y >= top; y--) {
-      if (y === input?.y) continue;
-      if (boundedTest(marker.re, grid.text(y))) return marker;
+    for (const anchor of anchors) {
+      const top = marker.bottomRows === undefined ? 0 : Math.max(0, anchor - marker.bottomRows + 1);
+      for (let y = anchor; y >= top; y--) {
+        if (y === input?.y) continue;
+        if (boundedTest(marker.re, grid.text(y))) return marker;
+      }
     }
   }
   return undefined;

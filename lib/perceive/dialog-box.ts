@@ -99,6 +99,17 @@ export function boxCandidate(grid: ScreenGrid, box: DialogBox): DialogCandidate 
   return undefined;
 }
 
+/**
+ * A text entry: a one-row box (`╭API key──╮ │sk-…│ ╰──╯`), as the region of the box around it
+ * when there is one (the question and its risk words are there, not in the field).
+ */
+export function fieldCandidate(grid: ScreenGrid, field: DialogBox, boxes: readonly DialogBox[]): DialogCandidate | undefined {
+  if (field.bottom - field.top !== 2) return undefined;
+  const around = boxes.find((b) => b !== field && b.top < field.top && b.bottom > field.bottom && b.left <= field.left && b.right >= field.right) ?? field;
+  const questionRow = firstTextRow(grid, around.top + 1, around.bottom - 1, around.left + 1, around.right);
+  return { structure: new Set(['box', 'field']), top: around.top, bottom: around.bottom, left: around.left, right: around.right, options: [], selected: undefined, boxRows: around.bottom - around.top + 1, questionRow };
+}
+
 function firstTextRow(grid: ScreenGrid, top: number, bottom: number, left: number, right: number): number {
   for (let y = top; y <= bottom; y++) if (grid.slice(y, left, right).trim() !== '') return y;
   return -1;

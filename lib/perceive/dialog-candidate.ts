@@ -6,7 +6,8 @@
  */
 import type { ScreenCell, ScreenGrid } from './screen.js';
 
-export type DialogStructure = 'box' | 'options' | 'selector' | 'buttons' | 'choice' | 'prompt';
+/** `field`: a one-row box, a text entry (an API-key box): the program waits for typed text. */
+export type DialogStructure = 'box' | 'options' | 'selector' | 'buttons' | 'field' | 'choice' | 'prompt';
 
 export interface DialogBox {
   readonly top: number;

@@ -7,7 +7,7 @@
  * output, or away from the cursor, shows no dialog.
  */
 import { Fnv1a64 } from '../common/fnv1a64.js';
-import { boxCandidate, findBoxes } from './dialog-box.js';
+import { boxCandidate, fieldCandidate, findBoxes } from './dialog-box.js';
 import type { DialogCandidate, DialogStructure } from './dialog-candidate.js';
 import { enumeratedLists, listCandidate, pointedList } from './dialog-list.js';
 import type { InputLine } from './input-line.js';
@@ -74,11 +74,19 @@ export function detectDialog(grid: ScreenGrid, profile: Profile, input: InputLin
   const known = profile.dialogs.find((d) => boundedTest(d.re, text));
   let kind: DialogKind = known?.kind ?? baseKind(candidate);
   for (const risk of ['destructive', 'auth', 'approval'] as const) {
-    const hit = [...GENERIC_RISK[risk], ...profile.risk[risk]].some((re) => boundedTest(re, text));
+    // A dialog the profile names keeps its kind against the engine's approval words ("allow",
+    // "permission" are everywhere in a trust prompt's small print); the profile's own approval
+    // words, and every destructive or sign-in word, still raise it.
+    const generic = risk === 'approval' && known !== undefined ? [] : GENERIC_RISK[risk];
+    const hit = [...generic, ...profile.risk[risk]].some((re) => boundedTest(re, text));
     if (hit && SEVERITY[risk] > SEVERITY[kind]) kind = risk;
   }
-  const safe = known?.safe === true && !ESCALATING_KINDS.has(kind);
-  const structure = (['box', 'options', 'selector', 'buttons', 'choice', 'prompt'] as const).filter((s) => candidate.structure.has(s));
+  // Enter answers the highlighted option: a safe answer holds only while the option the profile
+  // names is the highlighted one (a program that moves its default to "No, exit" is not answered).
+  const selectedLabel = candidate.selected === undefined ? undefined : candidate.options[candidate.selected];
+  const selectedOk = known?.selected === undefined || (selectedLabel !== undefined && boundedTest(known.selected, selectedLabel));
+  const safe = known?.safe === true && selectedOk && !ESCALATING_KINDS.has(kind);
+  const structure = (['box', 'options', 'selector', 'buttons', 'field', 'choice', 'prompt'] as const).filter((s) => candidate.structure.has(s));
   return {
     kind,
     safe,
@@ -107,12 +115,19 @@ function findCandidate(grid: ScreenGrid, profile: Profile, input: InputLine | un
   const live = (c: DialogCandidate): boolean => {
     if (grid.alternate) return true;
     if (c.bottom < last - LIVE_WINDOW_ROWS) return false;
+    if (answeredAbove(grid, c)) return false;
     // An input line below the list means the list is old output (or text a program printed
     // above its composer): the input line is what waits now. Real dialogs replace the composer.
     return !(input && input.y > c.bottom);
   };
-  for (const box of findBoxes(grid)) {
+  const boxes = findBoxes(grid);
+  for (const box of boxes) {
     const c = boxCandidate(grid, box);
+    if (c && live(c)) return c;
+  }
+  for (const box of boxes) {
+    if (input && input.y > box.top && input.y < box.bottom) continue; // a boxed composer is no entry dialog
+    const c = fieldCandidate(grid, box, boxes);
     if (c && live(c)) return c;
   }
   const lists = [...enumeratedLists(grid, 0, grid.cols, 0, grid.rows - 1)];
@@ -147,6 +162,18 @@ function findCandidate(grid: ScreenGrid, profile: Profile, input: InputLine | un
     }
   }
   return undefined;
+}
+
+/**
+ * On the main screen, a dialog with output printed after it (the visible cursor at the start of a
+ * fresh line below it, text in between) was answered: the program moved on ("restarting to apply
+ * the trust changes…") and only its drawing is left. A live dialog is the last thing drawn.
+ */
+function answeredAbove(grid: ScreenGrid, c: DialogCandidate): boolean {
+  const { cursor } = grid;
+  if (!cursor.visible || cursor.x !== 0 || cursor.y <= c.bottom + 1 || !grid.isBlank(cursor.y)) return false;
+  for (let y = c.bottom + 1; y < cursor.y; y++) if (!grid.isBlank(y)) return true;
+  return false;
 }
 
 function regionText(grid: ScreenGrid, r: { top: number; bottom: number; left: number; right: number }): string {

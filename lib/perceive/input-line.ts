@@ -60,7 +60,10 @@ function findComposer(grid: ScreenGrid, profile: Profile): InputLine | undefined
   const { cursor } = grid;
   let y = -1;
   let inputX: number | undefined;
-  if (cursor.visible && cursor.y >= top && cursor.y <= Math.max(bottom, top)) {
+  // The cursor's row first, hidden or not and however far up: an Ink TUI hides the terminal
+  // cursor but parks it on its composer, and a slash menu drawn under the composer pushes the
+  // last content row far below it (the composer is then out of the bottom-rows window).
+  if (cursor.y >= 0 && cursor.y < grid.rows) {
     inputX = matchAt(cursor.y);
     if (inputX !== undefined) y = cursor.y;
   }

@@ -54,6 +54,11 @@ const KnownDialogSchema = v.strictObject({
   answer: v.optional(v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(16))),
   /** True when the answer is harmless and may be sent under `safe-only`. */
   safe: v.optional(v.boolean(), false),
+  /**
+   * The highlighted option's label must match this for the answer to be safe (an `Enter` answers
+   * whatever is highlighted). Absent: any.
+   */
+  selected: v.optional(pattern),
 });
 
 export const ProfileSchema = v.strictObject({
@@ -124,6 +129,8 @@ export interface KnownDialog {
   readonly kind: DialogKind;
   readonly answer: readonly string[] | undefined;
   readonly safe: boolean;
+  /** The highlighted option a safe answer requires, when the profile names one. */
+  readonly selected: RegExp | undefined;
 }
 
 export interface Profile {
@@ -270,7 +277,8 @@ export function compileProfile(data: unknown, name: string, issues: ConfigIssue[
     }
     if (d.safe && ESCALATING_KINDS.has(d.kind)) issues.push({ path: `${name}: ${path}.safe`, message: `a ${d.kind} dialog is never safe: it always goes to a human` });
     if (d.safe && !d.answer) issues.push({ path: `${name}: ${path}.safe`, message: 'a safe dialog needs an answer' });
-    return { id: d.id, re: re(`${path}.pattern`, d.pattern, d.flags ?? ''), kind: d.kind, answer: d.answer, safe: d.safe };
+    const selected = d.selected === undefined ? undefined : re(`${path}.selected`, d.selected, d.flags ?? '');
+    return { id: d.id, re: re(`${path}.pattern`, d.pattern, d.flags ?? ''), kind: d.kind, answer: d.answer, safe: d.safe, selected };
   });
   const spec = (given: (typeof p)['prompt'], fallback: string): { pattern: string; flags: string } =>
     given === undefined ? { pattern: fallback, flags: '' } : typeof given === 'string' ? { pattern: given, flags: '' } : { pattern: given.pattern, flags: given.flags ?? '' };

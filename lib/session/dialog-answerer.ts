@@ -25,6 +25,8 @@ const ANSWER_CONFIRM_TIMEOUT_MS = 5000;
 export class DialogAnswerer {
   /** One answer at a time: a redraw while answering is not a second dialog. */
   private answering = false;
+  /** A dialog was published while answering: once the answer is done, what shows then is decided. */
+  private publishedWhileAnswering = false;
 
   constructor(
     private readonly ctx: DriveContext,
@@ -34,7 +36,11 @@ export class DialogAnswerer {
 
   async answer(status: SessionStatus): Promise<void> {
     const dialog = status.dialog;
-    if (!dialog || this.answering) return;
+    if (!dialog) return;
+    if (this.answering) {
+      this.publishedWhileAnswering = true;
+      return;
+    }
     const { gate, waits, outcomes } = this.rooms;
     const { answers } = this.options;
     const decision = decideAutoAnswer(dialog, this.options.policy, (d) => answers.count(d));
@@ -54,7 +60,7 @@ export class DialogAnswerer {
       answers.record(dialog.digest, keys);
       transcript.append('keys', undefined, { keys, auto: true });
       await backend.sendKeys(decision.keys);
-      const reacted = await waits.wait({ forIdleMs: QUIET_MS, timeoutMs: ANSWER_CONFIRM_TIMEOUT_MS });
+      const reacted = await waits.wait({ forIdleMs: QUIET_MS, timeoutMs: ANSWER_CONFIRM_TIMEOUT_MS }, false, true);
       if (mirror.digest() === before && reacted.outcome !== 'exit') {
         outcomes.attention({ kind: 'input_needed', confidence: 'medium', reason: 'answer_unconfirmed', dialog: dialog.kind });
       } else events.emit('answered', dialog.digest, decision.keys);
@@ -62,6 +68,19 @@ export class DialogAnswerer {
       outcomes.attention({ kind: 'input_needed', confidence: 'medium', reason: 'answer_failed', dialog: dialog.kind });
     } finally {
       this.answering = false;
+      this.afterAnswer(dialog.digest);
     }
+  }
+
+  /**
+   * A program may show its next dialog while the last answer is being confirmed (Claude Code asks
+   * about an API key ~300 ms after its trust gate). Its publish found the answerer busy, and no
+   * later change will publish it again: decide it now, so every dialog is answered or escalated.
+   */
+  private afterAnswer(answered: string): void {
+    if (!this.publishedWhileAnswering) return;
+    this.publishedWhileAnswering = false;
+    const now = this.rooms.status();
+    if (now.state === 'awaiting-input' && now.dialog && now.dialog.digest !== answered && this.ctx.signals.phase === 'live') void this.answer(now);
   }
 }

@@ -1,9 +1,10 @@
 /**
  * The drive's timers, each armed by an event and never an interval: the quiet watch (output
- * stopped ⇒ sample the process tree, publish the state, read the cost), the stuck check (stuckMs
- * later: busy or hung), the idle reaper (idleTtlMs of nothing at all ⇒ evict) and the heartbeat
- * (one deliberate periodic notification for long drives). An idle session holds at most these
- * four one-shot timers and costs no CPU.
+ * stopped ⇒ sample the process tree, publish the state, read the cost; output still flowing when
+ * it fires ⇒ publish working), the re-sample (a quiet tree with no evidence yet, at doubling
+ * intervals up to stuckMs), the stuck check (stuckMs later: busy or hung), the idle reaper
+ * (idleTtlMs of nothing at all ⇒ evict) and the heartbeat (one deliberate periodic notification
+ * for long drives). An idle session holds at most these one-shot timers and costs no CPU.
  */
 import type { TimerHandle } from '../common/clock.js';
 import { compareActivity, type ProcessActivitySample } from '../perceive/activity.js';
@@ -15,6 +16,8 @@ import type { Verdict } from './verdict.js';
 
 /** Output stops for this long ⇒ the process tree is sampled and the state published. */
 export const QUIET_MS = 250;
+/** The first re-sample of a quiet tree that shows no evidence yet; later ones double. */
+const RESAMPLE_FIRST_MS = 500;
 
 export interface DriveWatchOptions {
   /** No output and no CPU or I/O progress for this long ⇒ stuck (worker.stuckMs). */
@@ -35,6 +38,7 @@ export class DriveWatch {
   private stuckTimer: TimerHandle | undefined;
   private reapTimer: TimerHandle | undefined;
   private heartbeatTimer: TimerHandle | undefined;
+  private resampleTimer: TimerHandle | undefined;
 
   constructor(
     private readonly ctx: DriveContext,
@@ -83,8 +87,8 @@ export class DriveWatch {
   }
 
   stop(): void {
-    for (const timer of [this.quietTimer, this.stuckTimer, this.reapTimer, this.heartbeatTimer]) timer?.cancel();
-    this.quietTimer = this.stuckTimer = this.reapTimer = this.heartbeatTimer = undefined;
+    for (const timer of [this.quietTimer, this.stuckTimer, this.reapTimer, this.heartbeatTimer, this.resampleTimer]) timer?.cancel();
+    this.quietTimer = this.stuckTimer = this.reapTimer = this.heartbeatTimer = this.resampleTimer = undefined;
   }
 
   /** Output stopped: sample the process tree, publish the state, read the cost. */
@@ -92,14 +96,43 @@ export class DriveWatch {
     const { signals, clock } = this.ctx;
     if (signals.phase !== 'live') return;
     const last = signals.quietSince;
-    if (clock.now() - last < QUIET_MS - 1) return this.armQuiet();
+    if (clock.now() - last < QUIET_MS - 1) {
+      // Output has not stopped for a whole quiet window: the program is producing now, and the
+      // published state says so at once (a spinner that never pauses never reaches the quiet
+      // path). Only the transition is published: a flood costs one classification, not one per window.
+      if (this.rooms.verdict.published?.state !== 'working') this.rooms.verdict.publish(QUIET_MS);
+      return this.armQuiet();
+    }
     signals.quietSample = this.options.sampleActivity();
     signals.activity = undefined;
     const status: SessionStatus = this.rooms.verdict.publish();
     this.rooms.costGuard.check();
     // Busy or hung is decided stuckMs later, unless the program plainly waits for input.
     if (status.state !== 'awaiting-input' && status.state !== 'exited') this.armStuckCheck(last);
+    if (status.state === 'working' && status.reason === 'cursor_not_parked') this.armResample(last, RESAMPLE_FIRST_MS);
     this.armReaper(last);
+  }
+
+  /**
+   * Quiet with no evidence either way (working / cursor_not_parked): the program may start reading
+   * its terminal after the quiet sample (cat after a slow start), which no output will announce.
+   * The tree is sampled again at doubling intervals up to stuckMs, a handful of one-shot timers per
+   * quiet period, ended by output, by evidence, or by the stuck check's own sample.
+   */
+  private armResample(quietSince: number, delayMs: number): void {
+    const { signals, clock } = this.ctx;
+    this.resampleTimer?.cancel();
+    if (delayMs * 2 > this.options.stuckMs) return;
+    this.resampleTimer = clock.after(delayMs, () => {
+      this.resampleTimer = undefined;
+      if (signals.phase !== 'live' || signals.quietSince > quietSince) return; // output came: the quiet path decides
+      const sample = this.options.sampleActivity();
+      if (!sample) return;
+      // Only a new fact replaces the quiet sample: the stuck check measures from the first one.
+      if (sample.readingTerminal) signals.quietSample = sample;
+      const status = this.rooms.verdict.publish();
+      if (status.state === 'working' && status.reason === 'cursor_not_parked') this.armResample(quietSince, delayMs * 2);
+    });
   }
 
   private armStuckCheck(quietSince: number): void {

@@ -65,7 +65,7 @@ export class InputSender {
     const echoed = shown ? (await shown).outcome === 'text' : false;
     if (opts.submit) await this.pressEnter(text, echoed);
     // Part of this request: the settle is not a wait of its own.
-    if (opts.settle && opts.settle > 0) await this.waits.wait({ forIdleMs: opts.settle });
+    if (opts.settle && opts.settle > 0) await this.waits.wait({ forIdleMs: opts.settle }, false, true);
   }
 
   async sendKeys(keys: string | readonly string[]): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The session's classification: `status()` runs the pure classifier on the mirror and the drive's
- * signals, and `publish()` — called when output settles, when the stuck check decides, on exit
- * and on loss — emits `state` on a change of state or reason (recording it), `attention` when a
+ * signals, and `publish()` — called when output settles, while output keeps flowing (once per
+ * quiet window), when a re-sample or the stuck check decides, on exit and on loss — emits `state` on a change of state or reason (recording it), `attention` when a
  * person is needed, and hands a settled dialog to the auto-answer.
  */
 import type { CellGrid } from '../emulator/cell-grid.js';
@@ -27,13 +27,14 @@ export class Verdict {
     return this.last;
   }
 
-  status(): SessionStatus {
+  /** `flowingMs`: output this recent is "still producing" (default: the classifier's 100 ms). */
+  status(flowingMs?: number): SessionStatus {
     const { mirror } = this.ctx;
-    return this.classifyScreen(mirror.snapshot({ format: 'text' }), mirror.cells().cells);
+    return this.classifyScreen(mirror.snapshot({ format: 'text' }), mirror.cells().cells, flowingMs);
   }
 
   /** The verdict on a screen already read from the mirror (read() shares its snapshot and cells). */
-  classifyScreen(snap: ScreenSnapshot, cells: CellGrid['cells']): SessionStatus {
+  classifyScreen(snap: ScreenSnapshot, cells: CellGrid['cells'], flowingMs?: number): SessionStatus {
     const { signals, clock } = this.ctx;
     return classify({
       snapshot: { ...snap, cells },
@@ -47,12 +48,17 @@ export class Verdict {
       stuckMs: this.options.stuckMs,
       activity: signals.activity,
       sample: signals.quietSample,
+      ...(flowingMs !== undefined ? { flowingMs } : {}),
     });
   }
 
-  /** Emits `state` on a change of state or reason, `attention` when a person is needed, and hands dialogs on. */
-  publish(): SessionStatus {
-    const status = this.status();
+  /**
+   * Emits `state` on a change of state or reason, `attention` when a person is needed, and hands
+   * dialogs on. `flowingMs` widens "output is flowing" while output has not stopped (the watch's
+   * quiet window), so a program that never pauses is published working as it works.
+   */
+  publish(flowingMs?: number): SessionStatus {
+    const status = this.status(flowingMs);
     const prev = this.last;
     this.last = status;
     const changed = !prev || prev.state !== status.state || prev.reason !== status.reason || prev.dialog?.digest !== status.dialog?.digest;

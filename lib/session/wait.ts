@@ -1,6 +1,6 @@
 /**
  * The wait engine: a wait resolves on the first of idle (no output and no screen change for
- * `forIdleMs`), text (in output that arrived after the wait began, or on the screen — never in the
+ * `forIdleMs`, on a screen that does not show the program busy: status()'s notion of settled), text (in output that arrived after the wait began, or on the screen — never in the
  * echo of what we typed, unless the wait is submit's own echo wait), exit, or timeout. Everything
  * is armed by events (output, screen changes, phase changes) and by one-shot timers: no polling.
  * It also remembers where input was last sent (the screen rows then, the cursor's place followed
@@ -9,6 +9,7 @@
  */
 import type { TimerHandle } from '../common/clock.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
+import { SCREEN_SHOWS_WORK } from '../perceive/classify-screen.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { RowBreak, RowMark } from '../emulator/mirror.js';
 import { echoedAt, type TextPattern } from '../perceive/text-match.js';
@@ -29,7 +30,10 @@ export interface WaitOptions {
 
 export interface WaitResult {
   readonly outcome: 'idle' | 'text' | 'exit' | 'timeout';
-  /** On timeout: is output still arriving? */
+  /**
+   * On timeout: is the program still producing — output in the last second that the classifier
+   * (`status`) reads as work? A screen that redraws while the program waits for input is not.
+   */
   readonly producing: boolean;
   readonly hint: string;
   readonly elapsedMs: number;
@@ -94,8 +98,12 @@ export class WaitEngine {
     this.screenAtInput = this.matchRows();
   }
 
-  /** A wait; `echoAllowed` lets our own typed text match (submit's wait for its echo). Counts no request. */
-  wait(opts: WaitOptions, echoAllowed = false): Promise<WaitResult> {
+  /**
+   * A wait; `echoAllowed` lets our own typed text match (submit's wait for its echo). Counts no
+   * request. `quietOnly`: idle is the screen's quiet alone (the session's own settle and answer
+   * confirmation ask whether the screen stopped changing, not whether the program is ready).
+   */
+  wait(opts: WaitOptions, echoAllowed = false, quietOnly = false): Promise<WaitResult> {
     const requested = opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
     if (!Number.isFinite(requested) || requested <= 0) throw new UsageError('BAD_ARGUMENT', 'timeoutMs must be a positive number of milliseconds');
     if (opts.forIdleMs !== undefined && (!Number.isFinite(opts.forIdleMs) || opts.forIdleMs < 0)) throw new UsageError('BAD_ARGUMENT', 'forIdleMs must be a non-negative number');
@@ -107,6 +115,7 @@ export class WaitEngine {
       watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? [] : this.echoStillDue()),
       echoAllowed,
       baseline: this.screenAtInput,
+      quietOnly,
       ...(opts.signal ? { signal: opts.signal } : {}),
     };
     const { watch } = plan;
@@ -197,6 +206,7 @@ interface WaitPlan {
   readonly echoAllowed: boolean;
   /** The screen when input was last sent: a text already there before is not new. */
   readonly baseline: readonly string[];
+  readonly quietOnly: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -207,6 +217,8 @@ class PendingWait {
   private readonly timers = new Set<TimerHandle>();
   /** The screen is examined when it settles (SCREEN_SETTLE_MS of quiet), not on every chunk. */
   private settleArmed = false;
+  /** Quiet for idleMs came while the screen showed the program busy: the next activity re-arms. */
+  private busyOnQuiet = false;
   private readonly start: number;
 
   constructor(
@@ -229,13 +241,30 @@ class PendingWait {
     this.ctx.signals.activityListeners.add(this.onActivity);
     this.arm(this.plan.timeoutMs, () => this.finish('timeout'));
     // Idle counts from the wait's start too: input sent just before may not have been echoed yet.
-    if (this.plan.idleMs !== undefined) this.whenQuiet(this.plan.idleMs, this.start, () => this.finish(this.onScreen() ? 'text' : 'idle'));
+    if (this.plan.idleMs !== undefined) this.whenQuiet(this.plan.idleMs, this.start, this.onQuiet);
     if (this.onScreen()) return this.finish('text');
     this.onActivity();
   }
 
+  /**
+   * Quiet for idleMs. Settled is status()'s notion: a quiet screen that shows the program busy (a
+   * working or queued marker, a TUI still loading) is not idle — typing now would land in a
+   * loading or queued screen. The wait goes on until the screen or the published state changes.
+   */
+  private readonly onQuiet = (): void => {
+    if (this.onScreen()) return this.finish('text');
+    const st = this.status();
+    if (this.plan.quietOnly || st.state !== 'working' || !SCREEN_SHOWS_WORK.has(st.reason)) return this.finish('idle');
+    this.busyOnQuiet = true;
+  };
+
   private readonly onActivity = (): void => {
     if (this.done) return;
+    if (this.busyOnQuiet && this.plan.idleMs !== undefined) {
+      // The screen or the state moved: settled is judged afresh after another quiet window.
+      this.busyOnQuiet = false;
+      this.whenQuiet(this.plan.idleMs, 0, this.onQuiet);
+    }
     if (this.ctx.signals.phase !== 'live') {
       // Text first: a program that prints what we wait for and exits at once did print it,
       // and its last bytes may still be on their way into the grid.
@@ -264,8 +293,12 @@ class PendingWait {
     this.done = true;
     this.cleanup();
     const now = this.ctx.clock.now();
-    const producing = now - this.ctx.signals.lastOutputAt < Math.min(PRODUCING_WINDOW_MS, this.plan.idleMs ?? PRODUCING_WINDOW_MS);
-    this.resolve({ outcome, producing, hint: hintFor(outcome, producing), elapsedMs: Math.round(now - this.start), status: this.status() });
+    const recent = now - this.ctx.signals.lastOutputAt < Math.min(PRODUCING_WINDOW_MS, this.plan.idleMs ?? PRODUCING_WINDOW_MS);
+    const status = this.status();
+    // One notion of settled, status()'s: output from a program the classifier reads as waiting for
+    // input (htop's refresh, a clock) is a redraw, not work, and the result does not call it working.
+    const producing = recent && status.state === 'working';
+    this.resolve({ outcome, producing, hint: hintFor(outcome, producing, recent), elapsedMs: Math.round(now - this.start), status });
   }
 
   private cleanup(): void {
@@ -324,12 +357,12 @@ class PendingWait {
 
 const NO_ROWS: ReadonlySet<number> = new Set();
 
-function hintFor(outcome: WaitResult['outcome'], producing: boolean): string {
+function hintFor(outcome: WaitResult['outcome'], producing: boolean, recentOutput: boolean): string {
   switch (outcome) {
     case 'timeout':
-      return producing
-        ? 'output is still arriving: the program is working; wait again with a larger timeoutMs'
-        : 'no output recently: inspect status() and read() to see whether it waits for input or is stuck';
+      if (producing) return 'output is still arriving: the program is working; wait again with a larger timeoutMs';
+      if (recentOutput) return 'the screen keeps redrawing but the program waits for input (see status): it will not go quiet; act on status() instead of waiting for idle';
+      return 'no output recently: inspect status() and read() to see whether it waits for input or is stuck';
     case 'exit':
       return 'the program has exited: read() shows its last screen; status().exit has the code';
     case 'text':

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadProfileFiles } from '../../lib/driver/profile-files.js';
 import { judgeRecordedFrames, loadKnownWrong, loadRecordedFrames, policyDecision } from '../../tools/fixture-format.js';
-import { recordingNames } from '../../tools/record/recording-format.js';
+import { labelAt, recordingNames } from '../../tools/record/recording-format.js';
 import { compareWithLabels, replayWindow, type ReplayObservation, type ReplayWindowSpec } from '../../tools/replay-recording.js';
 
 const framesDir = fileURLToPath(new URL('../fixtures/cli-frames/', import.meta.url));
@@ -63,7 +63,7 @@ describe('frames recorded from the real AI CLIs and ordinary programs', () => {
   });
 });
 
-type Check = 'status' | 'events' | 'attentionAfterAnswer' | 'autoAnswered' | 'waitForText' | 'idleVersusStatus';
+type Check = 'status' | 'events' | 'attentionAfterAnswer' | 'autoAnswered' | 'waitForText' | 'idleVersusStatus' | 'idleThenType';
 
 interface WindowEntry extends ReplayWindowSpec {
   readonly checks: readonly Check[];
@@ -74,6 +74,8 @@ interface WindowEntry extends ReplayWindowSpec {
 const windows = (JSON.parse(readFileSync(`${recordingsDir}replay-windows.json`, 'utf8')) as { windows: WindowEntry[] }).windows;
 /** Share of the judged samples that must agree with the labels (brief output after a key or a redraw reads working). */
 const MIN_AGREEMENT = 0.8;
+/** As tools/replay-recording.ts judges status(): samples this soon after a label change are not judged. */
+const AFTER_CHANGE_SLACK_S = 0.6;
 
 describe('recordings replayed into a real tmux pane', () => {
   const results = new Map<string, ReplayObservation>();
@@ -143,6 +145,22 @@ function assertCheck(check: Check, o: ReplayObservation): void {
     case 'waitForText':
       expect(o.waitForText).toBe('text');
       return;
+    case 'idleThenType': {
+      // A caller that waits for idle and then types never types into a loading or queued screen:
+      // when its wait says idle, the program waits for input by the labels, whatever the
+      // recording showed before (a blank alternate screen, a composer drawn during start-up,
+      // "Waiting for startup", a splash).
+      // The host's clock starts at the first output it sees, so it may lag the replay's by up to
+      // the slack the status checks allow: the label then, or that much later, must be waiting.
+      const v = o.idleThenType;
+      expect(v, 'the caller waited').toBeDefined();
+      const waiting = (t: number): boolean => /^(awaiting-input|exited)$/.test(labelAt(o.labels, t)?.state ?? '');
+      const label = labelAt(o.labels, v?.t ?? 0);
+      if (v?.wait === 'idle') expect(waiting(v.t) || waiting(v.t + AFTER_CHANGE_SLACK_S), `typed at ${JSON.stringify(v)} into ${label?.state}/${label?.situation}`).toBe(true);
+      if (o.spec.idleThenType?.expect === 'no-idle') expect(v?.wait, JSON.stringify({ ...v, label: label?.situation })).not.toBe('idle');
+      else expect(v?.wait, JSON.stringify({ ...v, label: label?.situation })).toBe('idle');
+      return;
+    }
     case 'idleVersusStatus': {
       // One notion of settled: a wait that times out because "the program is working" and a
       // status() that says it waits for input cannot both be right.

@@ -55,3 +55,38 @@ describe('a program reading its terminal', () => {
     }
   });
 });
+
+describe('a "(y/n)" and who reads it (issue 12 class 5): the process sample decides', () => {
+  let t: TestDriver;
+  beforeAll(async () => {
+    t = await openDriver([allow('bash', '/bin/bash'), allow('node', '/usr/bin/node')], { worker: { stuckMs: STUCK_MS } });
+  });
+  afterAll(async () => t.cleanup());
+
+  const cases: ReadonlyArray<readonly [string, string, readonly string[], (st: SessionStatus) => boolean, Partial<SessionStatus>]> = [
+    // printf, then sleep: bash waits for its child, the child sleeps: nothing will read an answer.
+    // (Until the quiet watch samples the tree, 250 ms after the output, it reads as a dialog.)
+    ['printed, then a sleep: working (no_reader), no dialog', 'bash', ['--norc', '--noprofile', '-c', 'printf "Continue? (y/n) "; sleep 60'], (x) => x.reason === 'no_reader', { state: 'working', reason: 'no_reader' }],
+    ['read -p: the live confirm dialog', 'bash', ['--norc', '--noprofile', '-c', 'read -p "Continue? (y/n) " a; sleep 60'], (x) => x.state === 'awaiting-input', { state: 'awaiting-input', reason: 'dialog_detected' }],
+    // A node prompt waits in epoll, where no read is seen: the question must stand.
+    [
+      'a node prompt (epoll, no read seen): the live confirm dialog',
+      'node',
+      ['-e', 'process.stdout.write("Continue? (y/n) "); process.stdin.on("data", () => process.exit(0));'],
+      (x) => x.state === 'awaiting-input',
+      { state: 'awaiting-input', reason: 'dialog_detected' },
+    ],
+  ];
+  it.each(cases)('%s', async (_name, allowId, args, want, expected) => {
+    const s = await t.driver.create({ allowId, args: [...args] });
+    try {
+      await s.wait({ forText: 'Continue?' });
+      const st = await published(s, want, 5000);
+      expect(st).toMatchObject(expected);
+      if (expected.state === 'working') expect(st.dialog).toBeUndefined();
+      else expect(st.dialog?.kind).toBe('confirm');
+    } finally {
+      await s.kill();
+    }
+  });
+});

@@ -50,7 +50,7 @@ describe('sampleProcessActivity', () => {
   });
 
   it('a vanished root gives an empty sample', () => {
-    expect(sampleProcessActivity(2 ** 22 + 12345, 0)).toEqual({ at: 0, processes: [], readingTerminal: false, runnable: false });
+    expect(sampleProcessActivity(2 ** 22 + 12345, 0)).toEqual({ at: 0, processes: [], readingTerminal: false, runnable: false, readsNothing: false });
   });
 
   const hasTmux = spawnSync('tmux', ['-V']).status === 0;
