@@ -8,6 +8,8 @@
  * baseline) and with 20.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isStartServerArgv } from '../lib/control/tmux-commands.js';
 import { Client } from '../lib/client/client.js';
 import { findProcesses } from '../backends/process/process-tree.js';
 import { serveDir, startServe } from '../tools/serve-host.js';
@@ -108,7 +110,8 @@ export const serveScale: Benchmark = {
       }
       const settledDrives = await settle(host.pid, 30);
       const rss1 = rssKb(host.pid);
-      const servers = findProcesses((cmdline) => cmdline.includes(dir.dataDir) && cmdline.includes('start-server'));
+      const sockets = names.map((name) => join(dir.dataDir, 'tmux', `${name}.sock`));
+      const servers = findProcesses((cmdline) => sockets.some((socket) => isStartServerArgv(cmdline.split('\0'), socket)));
       const serverRss = servers.reduce((a, pid) => a + rssKb(pid), 0);
       const drivesIdle = await idleWindow(host.pid, window);
 

@@ -42,7 +42,7 @@ import {
 } from './records.js';
 import { SessionRows } from './session-rows.js';
 
-export { isRetiredSessionId } from './session-rows.js';
+export { isRetiredSessionId } from './machine-values.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { WriteBuffer } from './write-buffer.js';
 

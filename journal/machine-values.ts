@@ -111,3 +111,14 @@ export function hashOf(value: string | readonly string[]): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
+
+/** A retired drive's id is longer than any drive name (lib/driver's DRIVE_NAME: at most 48). */
+export const RETIRED_ID_MIN = 49;
+
+/**
+ * True for the id of a row `retire` moved aside (its name was taken by a new drive). Here, not in
+ * session-rows.ts: the public typings re-export it, and session-rows' reach better-sqlite3's.
+ */
+export function isRetiredSessionId(id: string): boolean {
+  return id.length >= RETIRED_ID_MIN && /^r[0-9]+-/.test(id);
+}

@@ -17,18 +17,12 @@ import {
 } from './records.js';
 import type { SessionColumns, SessionRow, Statements } from './statements.js';
 import type { WriteBuffer } from './write-buffer.js';
+import { RETIRED_ID_MIN } from './machine-values.js';
 
 /** sun_path is 108 bytes including the NUL: a longer socket path cannot exist. */
 const MAX_SOCKET_PATH_BYTES = 107;
 const SOCKET_PATH = /^[A-Za-z0-9._/-]+$/;
 
-/** A retired drive's id is longer than any drive name (lib/driver's DRIVE_NAME: at most 48). */
-const RETIRED_ID_MIN = 49;
-
-/** True for the id of a row `retire` moved aside (its name was taken by a new drive). */
-export function isRetiredSessionId(id: string): boolean {
-  return id.length >= RETIRED_ID_MIN && /^r[0-9]+-/.test(id);
-}
 
 /** The in-memory view of a session's event counter: the seq last handed out. */
 export interface SeqRef {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findProcesses, processTree } from '../backends/process/process-tree.js';
-import { isStartServerArgv } from '../lib/control/tmux-commands.js';
+import { isControlAttachArgv, isStartServerArgv } from '../lib/control/tmux-commands.js';
 
 const CONSENT = { acknowledgedRisk: true as const, acknowledgedAt: '2026-11-30T00:00:00Z' };
 
@@ -109,9 +109,6 @@ export function census(dataDir: string, drive: string): Census {
   const socket = join(dataDir, 'tmux', `${drive}.sock`);
   const servers = findProcesses((cmdline) => isStartServerArgv(cmdline.split('\0'), socket));
   const bashes = servers.flatMap((s) => processTree(s).filter((p) => p.comm === 'bash'));
-  const controlClients = findProcesses((cmdline) => {
-    const argv = cmdline.split('\0');
-    return argv.includes(socket) && argv.includes('-C') && argv.includes('attach-session');
-  });
+  const controlClients = findProcesses((cmdline) => isControlAttachArgv(cmdline.split('\0'), socket));
   return { servers: servers.length, bashes: bashes.length, controlClients: controlClients.length };
 }

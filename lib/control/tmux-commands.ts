@@ -392,6 +392,11 @@ export function controlAttachArgv(socket: string, target: SessionName): string[]
   return ['-u', '-S', argvOption(socket), '-C', 'attach-session', '-t', sessionTarget(target)];
 }
 
+/** True for the argv controlAttachArgv made for `socket` (a census of a drive's control clients). */
+export function isControlAttachArgv(argv: readonly string[], socket: string): boolean {
+  return argv.includes(socket) && argv.includes('-C') && argv.includes('attach-session');
+}
+
 /** `tmux -S <socket> attach-session [-r] -t <session>`: what an operator runs to take over. */
 export function operatorAttachArgv(socket: string, target: SessionName, readOnly: boolean): string[] {
   return ['-S', argvOption(socket), 'attach-session', ...(readOnly ? ['-r'] : []), '-t', sessionTarget(target)];

@@ -4,13 +4,16 @@
  * terminal_session_send_text takes `settle`; a long terminal_session_wait backgrounds (seed 000: "a
  * long wait auto-backgrounds so the turn never blocks"), reports progress on the client's token
  * while it is in the call, announces its completion and is collected by its waitId. Through the
- * SDK's own Client, in process (InMemoryTransport), against a real driver, tmux and bash.
+ * SDK's own Client, in process (InMemoryTransport), through the gate to a real driver, tmux and bash.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer } from '../../lib/mcp/server.js';
+import { Client as GateClient } from '../../lib/client/client.js';
+import { LocalConnection } from '../../lib/client/local-connection.js';
+import { Gate } from '../../lib/serve/gate.js';
 import { allow, openDriver, type TestDriver } from '../helpers.js';
 
 interface ToolResult {
@@ -24,7 +27,8 @@ const logged: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })]);
-  const server = createMcpServer(t.driver);
+  // The MCP tools call the gate through a Client, as `tmux-drive mcp` does when it hosts in-process.
+  const server = createMcpServer(GateClient.over(new LocalConnection(new Gate({ driver: t.driver }))));
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: 'tmux-drive-test', version: '0.0.0' });
