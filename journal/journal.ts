@@ -160,6 +160,16 @@ export class Journal {
     return seq;
   }
 
+  /**
+   * Speaks for the session's seqs up to `upTo` (a host's transcript numbers its entries from the
+   * same counter): written at once, so a host that takes over after a crash numbers above them.
+   */
+  reserveSeq(sessionId: string, upTo: number): void {
+    this.assertOpen();
+    checkSessionId('sessionId', sessionId);
+    this.rows.reserveSeq(sessionId, checkInteger('upTo', upTo, 0));
+  }
+
   /** The last seq handed out for the session (0 before its first event). */
   lastSeq(sessionId: string): number {
     this.assertOpen();

@@ -148,6 +148,18 @@ export class SessionRows {
     return ref;
   }
 
+  /**
+   * Raises the session's counter to `upTo` now (written at once, not at the end of the tick): seqs
+   * up to it are spoken for, and a later host, which numbers from the stored counter, never hands
+   * one of them out again. Events appended after this get seqs above it.
+   */
+  reserveSeq(sessionId: string, upTo: number): void {
+    const ref = this.seqRef(sessionId);
+    if (upTo <= ref.last) return;
+    this.q.bumpSeq.run(upTo, ref.sid);
+    ref.last = upTo;
+  }
+
   /** Another process may have appended since this one last looked: read the counter again next time. */
   forgetSeq(sessionId: string): void {
     this.seqs.delete(sessionId);

@@ -46,6 +46,9 @@ export interface SessionFactoryDeps {
   readonly backends: BackendFactory;
 }
 
+/** Transcript seqs reserved per journal write: one small write per 4096 entries. */
+const SEQ_BLOCK = 4096;
+
 export class SessionFactory {
   constructor(private readonly deps: SessionFactoryDeps) {}
 
@@ -64,6 +67,17 @@ export class SessionFactory {
       clock,
       createdAt: spec.createdAt,
       firstSeq: spec.firstSeq,
+      // The transcript's seqs come from the journal's counter in blocks written before use: a host
+      // that takes over after a crash starts above every seq the dead one handed out.
+      reserveSeqs: (from) => {
+        const upTo = from + SEQ_BLOCK - 1;
+        try {
+          journal.reserveSeq(id, upTo);
+        } catch {
+          // No row (yet) or the journal failed: numbering goes on; the journal logs its own errors.
+        }
+        return upTo;
+      },
       interactions: spec.interactions ?? 0,
       ...(spec.recorded ? { recorded: spec.recorded } : {}),
       redact: config.redactSecrets,

@@ -55,6 +55,8 @@ export interface SessionInit {
   readonly beforeInput?: () => void;
   /** First transcript seq (continues a re-attached drive's numbering). */
   readonly firstSeq?: number;
+  /** Reserves transcript seqs from `from` in durable storage; returns the last one reserved (Transcript). */
+  readonly reserveSeqs?: (from: number) => number;
   /** Interactions a previous host already made (re-attach). */
   readonly interactions?: number;
   /** The backend and durability the journal records, for a drive with no backend bound (failed at re-attach). */
@@ -135,7 +137,7 @@ export class Session {
       queueMicrotask(() => {
         overflowRaised = false;
       });
-    });
+    }, init.reserveSeqs);
     const signals = new DriveSignals(init.id, transcript, init.interactions ?? 0);
     const mirror = new Mirror({ cols: init.cols, rows: init.rows, scrollback: init.scrollback, onIncident: (code, detail) => this.incident(code, detail) });
     const ctx: DriveContext = { id: init.id, clock, signals, mirror, transcript, events };

@@ -57,9 +57,18 @@ export class Transcript {
     private readonly now: () => number = Date.now,
     /** Called before entries a consumer has not acknowledged are evicted; it may still read (and ack) them. */
     private readonly beforeOverflow: (loss: EvidenceLoss) => void = () => undefined,
+    /**
+     * Called (synchronously) when a seq beyond the last reservation is about to be handed out:
+     * reserves a block from it in durable storage and returns the block's last seq. Without it,
+     * seqs are not reserved (a drive no journal records).
+     */
+    private readonly reserveSeqs: (from: number) => number = () => Number.POSITIVE_INFINITY,
   ) {
     this.nextSeq = firstSeq;
   }
+
+  /** The last seq the durable store holds reserved for this transcript. */
+  private reservedTo = 0;
 
   /** A consumer has everything up to `seq`; from now on evicting newer entries is an overflow. */
   ack(seq: number): void {
@@ -76,6 +85,8 @@ export class Transcript {
   }
 
   append(kind: TranscriptKind, data?: Uint8Array | string, tags?: TranscriptEntry['tags']): TranscriptEntry {
+    // Reserved before it is handed out: a host that takes over after a crash numbers above it.
+    if (this.nextSeq > this.reservedTo) this.reservedTo = this.reserveSeqs(this.nextSeq);
     const entry: TranscriptEntry = { seq: this.nextSeq++, time: this.now(), kind, ...(data === undefined ? {} : { data }), ...(tags ? { tags } : {}) };
     this.entries.push(entry);
     this.bytes += sizeOf(entry);

@@ -127,10 +127,11 @@ describe('a standby host', () => {
     expect(seen.map((e) => e.seq)).toEqual(stored.map((e) => e.seq));
     expect(new Set(seen.map((e) => e.seq)).size).toBe(seen.length);
     expect(seen.map((e) => e.kind)).toContain('reattach');
-    // Output marks go on after the takeover. (Not compared with the seqs before it: a new host's
-    // transcript numbers from the journal's last seq, which the killed host's in-memory transcript
-    // may have passed; journal seqs are the durable ones a client resumes from.)
+    // Output marks go on after the takeover, numbered above every mark of the killed host (its
+    // transcript's seqs were reserved in the journal before it handed them out): none repeats.
     await expect.poll(() => marks.length, { timeout: 5000 }).toBeGreaterThan(marksBefore.length);
+    const after = marks.slice(marksBefore.length);
+    expect(Math.min(...after)).toBeGreaterThan(Math.max(...marksBefore));
 
     for (const name of ['a', 'b']) await owner.drive(name).kill();
   });

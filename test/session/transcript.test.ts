@@ -63,6 +63,19 @@ describe('the transcript ring', () => {
   });
 });
 
+describe('seqs reserved before they are handed out', () => {
+  it('asks for a block before the first seq and before the first seq past each block, never in between', () => {
+    const asked: number[] = [];
+    const t = new Transcript(1 << 20, 10, Date.now, undefined, (from) => {
+      asked.push(from);
+      return from + 2;
+    });
+    const seqs = Array.from({ length: 7 }, () => t.append('output', 'x').seq);
+    expect(seqs).toEqual([10, 11, 12, 13, 14, 15, 16]);
+    expect(asked).toEqual([10, 13, 16]);
+  });
+});
+
 describe('evidence overflow on a real drive', () => {
   it('raises overflow (event + incident naming the seqs) before the evidence goes, while the session can still read it', async () => {
     const { session, close } = await spawnSession(['/bin/sh', '-c', 'i=0; while [ $i -lt 400 ]; do echo "line $i of the evidence"; i=$((i+1)); done; sleep 30'], { ringBytes: 8192 });
