@@ -20,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { Driver } from '../lib/index.js';
-import { Journal } from '../journal/journal.js';
+import { Journal, isRetiredSessionId } from '../journal/journal.js';
 import { findProcesses, processTree } from '../backends/process/process-tree.js';
 import { isStartServerArgv } from '../lib/control/tmux-commands.js';
 
@@ -301,7 +301,10 @@ async function verify(dataDir: string, lastSeqs: Map<string, number>, reported: 
       }
       if (rec.state === 'exited') violations.push(`${rec.id}: journal says exited (nothing here ends a bash)`);
       const prev = lastSeqs.get(rec.id);
-      if (prev !== undefined && rec.lastSeq < prev) violations.push(`${rec.id}: last seq went back from ${prev} to ${rec.lastSeq}`);
+      // A name recreated after its drive failed is a new drive: the old row was retired (moved to
+      // `r<sid>-<name>` with its seqs) and the new one counts from 1.
+      const retiredWithPrev = rows.some((r) => isRetiredSessionId(r.id) && r.id.slice(r.id.indexOf('-') + 1).replace(/-+$/, '') === rec.id && r.lastSeq === prev);
+      if (prev !== undefined && rec.lastSeq < prev && !retiredWithPrev) violations.push(`${rec.id}: last seq went back from ${prev} to ${rec.lastSeq}`);
       const events = journal.events(rec.id, { limit: 1_000_000 });
       for (let i = 1; i < events.length; i++) {
         if (events[i]!.seq <= events[i - 1]!.seq) violations.push(`${rec.id}: stored event seqs out of order (${events[i - 1]!.seq} then ${events[i]!.seq})`);

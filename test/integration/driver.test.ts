@@ -195,6 +195,8 @@ describe('a create that fails or is overtaken by close()', () => {
       expect(() => watch.made[0]!.read()).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED' }));
       watch.restore();
       spawnSync('tmux', ['-S', socket, 'kill-server']);
+      // kill-server returns before the server has gone; a server still answering keeps the name.
+      await expect.poll(() => spawnSync('tmux', ['-S', socket, 'list-sessions']).status, { timeout: 5000 }).not.toBe(0);
       expect(t.driver.list()).toEqual([]);
       expect(t.driver.events('taken').map((e) => e.kind)).toEqual(['create']);
       // The lease was let go and the failed row is terminal: the name can be used again.
