@@ -207,12 +207,13 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
           await sleep(Math.max(0, input.at - now()) * 1000);
           if (session.exit !== undefined) return;
           const typed = /^type (".*")$/.exec(input.step);
+          // The wait is pending before the step is sent: a replay does not wait for our keys, so
+          // on a loaded machine its answer may come before the send has returned (with a real
+          // program it cannot). A caller may wait first and then type; the echo rule is the same.
+          const pending = spec.waitForText && input.step === spec.waitForText.afterStep && waitForText === undefined ? session.wait({ forText: spec.waitForText.text, timeoutMs: 2000 }) : undefined;
           if (typed) await session.sendText(JSON.parse(typed[1] as string) as string);
           else await session.sendKeys(input.step.slice('keys '.length).split(' '));
-          if (spec.waitForText && input.step === spec.waitForText.afterStep && waitForText === undefined) {
-            const w = await session.wait({ forText: spec.waitForText.text, timeoutMs: 2000 });
-            waitForText = w.outcome;
-          }
+          if (pending) waitForText = (await pending).outcome;
         }
       })(),
     );
