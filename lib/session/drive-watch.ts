@@ -17,7 +17,7 @@ import type { Verdict } from './verdict.js';
 /** Output stops for this long ⇒ the process tree is sampled and the state published. */
 export const QUIET_MS = 250;
 /** The first re-sample of a quiet tree that shows no evidence yet; later ones double. */
-const RESAMPLE_FIRST_MS = 500;
+const RESAMPLE_FIRST_MS = 100;
 
 export interface DriveWatchOptions {
   /** No output and no CPU or I/O progress for this long ⇒ stuck (worker.stuckMs). */
@@ -116,7 +116,7 @@ export class DriveWatch {
   /**
    * Quiet with no evidence either way (working / cursor_not_parked): the program may start reading
    * its terminal after the quiet sample (cat after a slow start), which no output will announce.
-   * The tree is sampled again at doubling intervals up to stuckMs, a handful of one-shot timers per
+   * The tree is sampled again at doubling intervals from 100 ms up to stuckMs, a handful of one-shot timers per
    * quiet period, ended by output, by evidence, or by the stuck check's own sample.
    */
   private armResample(quietSince: number, delayMs: number): void {
