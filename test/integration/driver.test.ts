@@ -28,6 +28,8 @@ describe.each(['tmux', 'spawn'] as const)('a drive of bash on the %s backend', (
     await s.sendText('echo $((6 * 7))', { submit: true });
     const got = await s.wait({ forText: /^42$/m, timeoutMs: 10_000 });
     expect(got.outcome).toBe('text');
+    // The wait ends on the line 42; bash's next prompt may come in a later chunk: let it settle.
+    expect((await s.wait({ forIdleMs: 300, timeoutMs: 10_000 })).outcome).toBe('idle');
     const screen = s.read();
     // The default read is the digest (drive.readMode): trailing blank rows are dropped.
     expect(screen.content).toMatch(/^\$ echo \$\(\(6 \* 7\)\)\n42\n\$$/);
