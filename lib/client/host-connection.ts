@@ -5,7 +5,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { TmuxDriveError } from '../common/errors.js';
-import { LineFramer, readIdLeniently } from '../wire/json-line.js';
+import { JsonLineDecoder, type LineError } from '../wire/json-line.js';
 import { CANCEL_NOTIFICATION, ENDED_NOTIFICATION, ITEM_NOTIFICATION, WIRE_LIMITS, isWireId, type HelloResult, type ItemParams, type WireResponse } from '../wire/protocol.js';
 import { fromWireError } from '../wire/wire-error.js';
 import { HostError } from '../wire/host-error.js';
@@ -29,7 +29,8 @@ interface Pending {
   reject(err: TmuxDriveError): void;
 }
 
-const lossy = new TextDecoder('utf-8');
+/** Answers and items nest a few levels (journal tags, dialogs); far deeper is not a host of ours. */
+const MAX_RESPONSE_DEPTH = 64;
 
 export class SocketConnection implements HostConnection {
   onItem: ((params: ItemParams) => void) | undefined;
@@ -42,17 +43,15 @@ export class SocketConnection implements HostConnection {
   private helloResult: HelloResult | undefined;
 
   private constructor(private readonly socket: Socket) {
-    const framer = new LineFramer({
+    const decoder = new JsonLineDecoder({
       // A response is bounded by the host; a line past that is not from a host of ours.
       maxLineBytes: WIRE_LIMITS.maxResponseBytes + 1024,
+      maxDepth: MAX_RESPONSE_DEPTH,
       headBytes: WIRE_LIMITS.headBytes,
-      onLine: (line) => this.onLine(line),
-      onOversize: (head) => {
-        const id = readIdLeniently(lossy.decode(head));
-        if (typeof id === 'number') this.settle(id, undefined, new HostError('PROTOCOL_ERROR', 'the host sent an answer past the size limit'));
-      },
+      onValue: (msg) => this.onMessage(msg),
+      onError: (err) => this.onBadLine(err),
     });
-    socket.on('data', (chunk: Buffer) => framer.push(chunk));
+    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
     socket.on('error', () => undefined);
     socket.on('close', () => this.onSocketClose());
   }
@@ -133,14 +132,17 @@ export class SocketConnection implements HostConnection {
     else p.resolve(result);
   }
 
-  private onLine(line: Buffer): void {
-    let msg: Partial<WireResponse> & { method?: unknown; params?: unknown };
-    try {
-      msg = JSON.parse(line.toString('utf8')) as typeof msg;
-    } catch {
-      return; // not from a host of ours: ignored
-    }
-    if (typeof msg !== 'object' || msg === null) return;
+  /** A line that is not a value fails the call it names; one past the limit ends the connection too. */
+  private onBadLine(err: LineError): void {
+    if (typeof err.id === 'number') this.settle(err.id, undefined, new HostError('PROTOCOL_ERROR', `the host's answer was refused: ${err.message}`, { fault: err.fault }));
+    if (err.fault !== 'too_large') return;
+    this.endReason = 'the host sent a line past the size limit';
+    this.socket.destroy();
+  }
+
+  private onMessage(value: unknown): void {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return; // not from a host of ours: ignored
+    const msg = value as Partial<WireResponse> & { method?: unknown; params?: unknown };
     if (typeof msg.method === 'string') {
       if (msg.method === ITEM_NOTIFICATION && typeof msg.params === 'object' && msg.params !== null) this.onItem?.(msg.params as ItemParams);
       if (msg.method === ENDED_NOTIFICATION) {

@@ -8,7 +8,7 @@
  * Error replies never repeat what the line carried (it may be a secret, or huge): messages are
  * fixed text plus the paths and codes of schema issues whose path segments are plain names.
  */
-import { nestingDepth, readIdLeniently, type ReadableId } from '../wire/json-line.js';
+import { oversizeLineError, parseJsonLine, readIdLeniently, type LineError, type ReadableId } from '../wire/json-line.js';
 import { CallToolRequestSchema, InitializeRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema, PingRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /** The JSON-RPC 2.0 error codes this layer answers with (the SDK adds -32601 and its own). */
@@ -60,9 +60,6 @@ interface SchemaIssue {
   readonly path?: readonly PropertyKey[];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const lossy = new TextDecoder('utf-8');
-
 function errorReply(code: JsonRpcCode, message: string, id: ReadableId | undefined): ErrorReply {
   return { jsonrpc: '2.0', ...(id === undefined ? {} : { id }), error: { code, message } };
 }
@@ -90,12 +87,27 @@ function describeIssues(issues: readonly SchemaIssue[]): string {
 
 // ---- verdicts -------------------------------------------------------------------------------
 
-/** An oversize line: answered when its id is in the kept head, else dropped; logged either way. */
-export function judgeOversizeLine(head: Uint8Array, totalBytes: number): LineVerdict {
-  const id = readIdLeniently(lossy.decode(head));
-  const why = `a line of ${totalBytes} bytes is too large (at most ${LINE_LIMITS.maxLineBytes})`;
-  if (id === undefined) return { kind: 'drop', log: `${why}: skipped (no id readable in its first ${head.length} bytes)` };
-  return { kind: 'reply', reply: errorReply(JsonRpcCode.InvalidRequest, `Invalid Request: request too large (${totalBytes} bytes; at most ${LINE_LIMITS.maxLineBytes})`, id), log: `${why}: answered with an error` };
+/** A line the shared decoder refused (lib/wire/json-line.ts): answered when its id was readable. */
+export function judgeLineError(err: LineError): LineVerdict {
+  const id = err.id;
+  switch (err.fault) {
+    case 'too_large': {
+      const why = `a line of over ${LINE_LIMITS.maxLineBytes} bytes is too large`;
+      if (id === undefined) return { kind: 'drop', log: `${why}: skipped (no id readable in its first ${LINE_LIMITS.headBytes} bytes)` };
+      return { kind: 'reply', reply: errorReply(JsonRpcCode.InvalidRequest, `Invalid Request: request too large (over ${LINE_LIMITS.maxLineBytes} bytes)`, id), log: `${why}: answered with an error` };
+    }
+    case 'not_utf8':
+      return { kind: 'reply', reply: errorReply(JsonRpcCode.ParseError, 'Parse error: the line is not valid UTF-8', id), log: `refused a line of ${err.bytes} bytes: not valid UTF-8` };
+    case 'too_deep':
+      return { kind: 'reply', reply: errorReply(JsonRpcCode.InvalidRequest, `Invalid Request: nested deeper than ${LINE_LIMITS.maxDepth} levels`, id), log: `refused a line of ${err.bytes} bytes: nested too deep` };
+    case 'not_json':
+      return { kind: 'reply', reply: errorReply(JsonRpcCode.ParseError, 'Parse error: the line is not valid JSON', id), log: `refused a line of ${err.bytes} bytes: not valid JSON` };
+  }
+}
+
+/** An oversize line, from its first bytes: answered when its id is in them, else dropped; logged either way. */
+export function judgeOversizeLine(head: Uint8Array, bytesSoFar: number): LineVerdict {
+  return judgeLineError(oversizeLineError(head, bytesSoFar, LINE_LIMITS.maxLineBytes));
 }
 
 /** One element of a batch: the error it gets, or undefined for a notification or a response. */
@@ -110,32 +122,23 @@ function batchElementError(element: unknown): ErrorReply | undefined {
   return errorReply(JsonRpcCode.InvalidRequest, 'Invalid Request: not a JSON-RPC message', isPlainObject(element) ? readableId(element.id) : undefined);
 }
 
-/** A complete line (without its newline; a trailing CR is ignored). */
+/** A complete line (without its newline), through the shared decoder's parse. */
 export function judgeLine(bytes: Uint8Array): LineVerdict {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    const id = readIdLeniently(lossy.decode(bytes));
-    return { kind: 'reply', reply: errorReply(JsonRpcCode.ParseError, 'Parse error: the line is not valid UTF-8', id), log: `refused a line of ${bytes.length} bytes: not valid UTF-8` };
-  }
-  if (text.trim() === '') return { kind: 'empty' };
-  if (nestingDepth(bytes, LINE_LIMITS.maxDepth) > LINE_LIMITS.maxDepth) {
-    return { kind: 'reply', reply: errorReply(JsonRpcCode.InvalidRequest, `Invalid Request: nested deeper than ${LINE_LIMITS.maxDepth} levels`, readIdLeniently(text)), log: `refused a line of ${bytes.length} bytes: nested too deep` };
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: 'reply', reply: errorReply(JsonRpcCode.ParseError, 'Parse error: the line is not valid JSON', readIdLeniently(text)), log: `refused a line of ${bytes.length} bytes: not valid JSON` };
-  }
+  const parsed = parseJsonLine(bytes, LINE_LIMITS.maxDepth);
+  if (parsed.kind === 'blank') return { kind: 'empty' };
+  if (parsed.kind === 'error') return judgeLineError(parsed.error);
+  return judgeValue(parsed.value, bytes.length);
+}
+
+/** A decoded JSON value of `size` bytes: a message to deliver, or what to answer. */
+export function judgeValue(value: unknown, size: number): LineVerdict {
   if (Array.isArray(value)) {
     if (value.length === 0) return { kind: 'reply', reply: errorReply(JsonRpcCode.InvalidRequest, 'Invalid Request: an empty batch', undefined), log: 'refused an empty batch' };
     const replies = value.map(batchElementError).filter((r): r is ErrorReply => r !== undefined);
     const log = `refused a batch of ${value.length} (MCP has no batches)`;
     return replies.length === 0 ? { kind: 'drop', log } : { kind: 'reply', reply: replies, log };
   }
-  return judgeMessage(value, bytes.length);
+  return judgeMessage(value, size);
 }
 
 function judgeMessage(value: unknown, size: number): LineVerdict {

@@ -9,8 +9,8 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineFramer } from '../wire/json-line.js';
-import { LINE_LIMITS, judgeLine, judgeOversizeLine, type LineVerdict } from './json-rpc-line.js';
+import { JsonLineDecoder } from '../wire/json-line.js';
+import { LINE_LIMITS, judgeLineError, judgeValue, type LineVerdict } from './json-rpc-line.js';
 
 export interface StdioLineTransportOptions {
   readonly stdin: NodeJS.ReadableStream;
@@ -24,12 +24,16 @@ export class StdioLineTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  /** Lines framed on bytes; an oversize one is skipped to its newline, never buffered whole. */
-  private readonly framer = new LineFramer({
+  /**
+   * The shared decoder; an oversize line is answered and skipped to its newline, never buffered
+   * whole. Unlike the host's socket, stdin is not ended for it: that would end the server.
+   */
+  private readonly framer = new JsonLineDecoder({
     maxLineBytes: LINE_LIMITS.maxLineBytes,
+    maxDepth: LINE_LIMITS.maxDepth,
     headBytes: LINE_LIMITS.headBytes,
-    onLine: (line) => this.act(judgeLine(line)),
-    onOversize: (head, size) => this.act(judgeOversizeLine(head, size)),
+    onValue: (value, size) => this.act(judgeValue(value, size)),
+    onError: (err) => this.act(judgeLineError(err)),
   });
   /** Set while stdout is full: one wait for its 'drain', shared by every write meanwhile. */
   private draining: Promise<void> | undefined;

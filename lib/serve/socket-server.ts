@@ -1,7 +1,8 @@
 /**
  * The host's Unix socket: newline-delimited JSON-RPC 2.0, one gate session per connection.
- * Nothing a client sends can stop the host or grow it without bound: every line is bounded (an
- * oversize one is skipped to its newline, answered when its id is readable), every malformed one
+ * Nothing a client sends can stop the host or grow it without bound: every line is bounded (one
+ * past the limit is answered, by id when its first bytes hold one, and the connection ends: a
+ * peer that never sends a newline holds at most the limit), every malformed one
  * answered with a JSON-RPC error, calls in flight per connection are capped, a client that stops
  * reading is not read either (its requests wait while its answers are buffered), and a client too
  * slow for its subscriptions' items is dropped instead of buffered for.
@@ -13,7 +14,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { chmodSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LineFramer, nestingDepth, readIdLeniently } from '../wire/json-line.js';
+import { JsonLineDecoder, type LineError } from '../wire/json-line.js';
 import { CANCEL_NOTIFICATION, ENDED_NOTIFICATION, ITEM_NOTIFICATION, JSON_RPC, PROTOCOL_VERSION, WIRE_LIMITS, isWireId, type FeedEndReason, type HelloResult, type HostInfo, type WireId } from '../wire/protocol.js';
 import { toWireError } from '../wire/wire-error.js';
 import { CapabilityError, HostError } from '../wire/host-error.js';
@@ -101,21 +102,20 @@ export class SocketServer {
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const lossy = new TextDecoder('utf-8');
-
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 class Connection {
-  private readonly framer: LineFramer;
+  private readonly decoder: JsonLineDecoder;
   private session: GateSession | undefined;
   private hello: Promise<void> | undefined;
   private readonly inflight = new Map<WireId, AbortController>();
   private helloTimer: NodeJS.Timeout | undefined;
   private refusals = 0;
   private paused = false;
+  /** A line past the limit ended the connection: nothing more of it is served. */
+  private ending = false;
   private gone = false;
 
   constructor(
@@ -126,15 +126,16 @@ class Connection {
     private readonly limits: SocketLimits,
     private readonly onGone: () => void,
   ) {
-    this.framer = new LineFramer({
+    this.decoder = new JsonLineDecoder({
       maxLineBytes: WIRE_LIMITS.maxRequestBytes,
+      maxDepth: WIRE_LIMITS.maxDepth,
       headBytes: WIRE_LIMITS.headBytes,
-      onLine: (line) => this.onLine(line),
-      onOversize: (head, size) => this.refuse(JSON_RPC.InvalidRequest, `request too large (${size} bytes; at most ${WIRE_LIMITS.maxRequestBytes})`, readIdLeniently(lossy.decode(head))),
+      onValue: (msg) => this.onMessage(msg),
+      onError: (err) => this.onBadLine(err),
     });
-    socket.on('data', (chunk: Buffer) => this.framer.push(chunk));
+    socket.on('data', (chunk: Buffer) => this.decoder.push(chunk));
     socket.on('drain', () => {
-      if (this.paused && !this.gone) {
+      if (this.paused && !this.gone && !this.ending) {
         this.paused = false;
         socket.resume();
       }
@@ -218,22 +219,22 @@ class Connection {
     this.write({ jsonrpc: '2.0', id: id ?? null, error: { ...toWireError(err), code } }, false);
   }
 
-  private onLine(bytes: Buffer): void {
-    if (this.gone) return;
-    let text: string;
-    try {
-      text = utf8.decode(bytes);
-    } catch {
-      return this.refuse(JSON_RPC.ParseError, 'the line is not valid UTF-8', readIdLeniently(lossy.decode(bytes)));
-    }
-    if (text.trim() === '') return;
-    if (nestingDepth(bytes, WIRE_LIMITS.maxDepth) > WIRE_LIMITS.maxDepth) return this.refuse(JSON_RPC.InvalidRequest, `nested deeper than ${WIRE_LIMITS.maxDepth} levels`, readIdLeniently(text));
-    let msg: unknown;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      return this.refuse(JSON_RPC.ParseError, 'the line is not valid JSON', readIdLeniently(text));
-    }
+  private onBadLine(err: LineError): void {
+    if (this.gone || this.ending) return;
+    const id = err.id !== undefined && isWireId(err.id) ? err.id : undefined;
+    if (err.fault !== 'too_large') return this.refuse(err.fault === 'too_deep' ? JSON_RPC.InvalidRequest : JSON_RPC.ParseError, err.message, id);
+    // Answered, then the connection ends: nothing more of it is read (a line that long is not a
+    // client of ours, and skipping it would keep reading a peer that may never send a newline).
+    this.refuse(JSON_RPC.InvalidRequest, `request too large (over ${WIRE_LIMITS.maxRequestBytes} bytes): the connection ends`, id);
+    this.ending = true;
+    for (const c of this.inflight.values()) c.abort();
+    this.socket.pause();
+    this.socket.end();
+    setTimeout(() => this.destroy(), this.limits.endFlushMs).unref();
+  }
+
+  private onMessage(msg: unknown): void {
+    if (this.gone || this.ending) return;
     if (!isPlainObject(msg)) return this.refuse(JSON_RPC.InvalidRequest, Array.isArray(msg) ? 'batches are not supported: one request per line' : 'not a JSON-RPC object', undefined);
     const id = isWireId(msg.id) ? msg.id : undefined;
     if (msg.jsonrpc !== '2.0') return this.refuse(JSON_RPC.InvalidRequest, 'jsonrpc must be "2.0"', id);

@@ -1,7 +1,7 @@
 /**
  * Through a real host socket: any number of observers stream a drive's events with no lease of
  * their own while another client drives it; and a hostile client (garbage, invalid UTF-8, batches,
- * nesting, a 9 MiB line, calls before hello, a wrong token, silence, a flood of calls and
+ * nesting, a 9 MiB line (answered, then its connection ends), calls before hello, a wrong token, silence, a flood of calls and
  * subscribes, a reader that stops reading) gets typed answers or is cut off, and never takes the
  * host down nor slows the others. The host runs in this process with small socket bounds so the
  * limits are quick to reach.
@@ -153,18 +153,23 @@ describe('a hostile client', () => {
     raw.socket.destroy();
   });
 
-  it('a 9 MiB line is skipped to its newline and answered by id; the next line is served', async () => {
+  it('a 9 MiB line is answered by id and ends its connection (nothing of it reaches the drive); other connections are served', async () => {
     const raw = new Raw();
     await raw.hello();
-    raw.send(`{"jsonrpc":"2.0","id":41,"method":"sendText","params":{"id":"watched","text":"${'x'.repeat(9 * 1024 * 1024)}"}}\n`);
-    raw.call(42, 'status', { id: 'watched' });
+    // No newline yet: the host answers as soon as the line passes the limit, not at its end.
+    raw.send(`{"jsonrpc":"2.0","id":41,"method":"sendText","params":{"id":"watched","text":"${'x'.repeat(9 * 1024 * 1024)}`);
     const big = await raw.answer(41);
     expect(big.error?.code).toBe(-32600);
     expect(big.error?.message).toMatch(/too large/);
-    expect((await raw.answer(42)).result).toMatchObject({ id: 'watched' });
-    // Nothing of it reached the drive.
+    expect(big.error?.data?.code).toBe('PROTOCOL_ERROR');
+    await raw.closed;
+    // Nothing of it reached the drive, and the host serves the next connection.
     expect((await owner.drive('watched').read()).content).not.toContain('xxxxxxxx');
-    raw.socket.destroy();
+    const next = new Raw();
+    await next.hello();
+    next.call(42, 'status', { id: 'watched' });
+    expect((await next.answer(42)).result).toMatchObject({ id: 'watched' });
+    next.socket.destroy();
   });
 
   it('a wrong token ends the connection; a silent one is cut after the hello deadline', async () => {
