@@ -75,6 +75,9 @@ const socket = connect(`/ws/drive/${encodeURIComponent(name)}`, {
         setDriving(m.driving);
         show(undefined);
         break;
+      case 'hold':
+        show(m.held ? `an operator (${m.how}, ${m.by}) is driving it: other input is held off` : undefined);
+        break;
       case 'error':
         show(`${m.code}: ${m.message}`, true);
         break;

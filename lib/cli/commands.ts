@@ -337,13 +337,25 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'attach',
     usage: 'attach ID [--read-only]',
-    summary: 'take over in this terminal (tmux attach; detach with C-b d); without a terminal, print the command',
+    summary: 'take over in this terminal (tmux attach; detach with C-b d): through a serving host, every other caller\'s input is refused (OPERATOR_HOLD) meanwhile; without a terminal, print the command',
     options: { 'read-only': { type: 'boolean' } },
     positionals: [1, 1],
     async run(ctx) {
-      const s = await driveOf(ctx);
-      const argv = await s.attachCommand({ readOnly: ctx.values['read-only'] === true });
+      const access = await ctx.gate();
+      const s = access.client.drive(ctx.positionals[0] as string);
+      const readOnly = ctx.values['read-only'] === true;
+      const argv = await s.attachCommand({ readOnly });
       if (!ctx.stdinIsTty || ctx.global.json) return { json: { id: s.id, argv }, text: shellQuote(argv) };
+      if (access.mode === 'host' && !readOnly) {
+        // Through a serving host, the person at this terminal holds agents off (OPERATOR_HOLD)
+        // while attached; the hold ends when tmux exits, or with this process's connection.
+        await s.hold();
+        try {
+          return { json: null, text: '', exitCode: await runInherited(argv) };
+        } finally {
+          await s.release().catch(() => false);
+        }
+      }
       // The operator's tmux client needs no lease: the driver is closed first, so that the next
       // host (or this CLI again) can drive while the operator watches.
       return { json: null, text: '', afterClose: () => runInherited(argv) };

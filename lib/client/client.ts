@@ -266,6 +266,9 @@ export class Client implements DriveChannel {
       case 'operators':
         e.emit('operators', item.clients);
         return;
+      case 'hold':
+        e.emit('hold', { held: item.held, by: item.by, how: item.how, since: item.since });
+        return;
       case 'notification':
         e.emit('notification', item.notification as RemoteDriveEvents['notification'][0]);
         return;

@@ -6,7 +6,7 @@
  * after the last one seen, across host changes).
  */
 import type { Disposable } from '../common/disposable.js';
-import type { ReadOptions, ReadResult, SendTextOptions, WaitOptions, WaitResult, Attention, DriveOutcome, Notification } from '../session/session.js';
+import type { ReadOptions, ReadResult, SendTextOptions, InputTurnOptions, WaitOptions, WaitResult, Attention, DriveOutcome, Notification } from '../session/session.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { SignalName } from '../session/backend.js';
 import type { ExitInfo } from '../common/exit-info.js';
@@ -29,6 +29,15 @@ export interface OutputMark {
   readonly bytes: number;
 }
 
+export interface HoldEvent {
+  readonly held: boolean;
+  /** The operator's token id. */
+  readonly by: string;
+  readonly how: 'console' | 'attach';
+  /** When the hold started (wall-clock ms). */
+  readonly since: number;
+}
+
 export type RemoteDriveEvents = {
   journal: [item: JournalItem];
   output: [mark: OutputMark];
@@ -37,6 +46,8 @@ export type RemoteDriveEvents = {
   exit: [exit: ExitInfo];
   outcome: [outcome: DriveOutcome];
   operators: [clients: readonly string[]];
+  /** An operator took the drive over (held) or let go: meanwhile others' input fails with OPERATOR_HOLD. */
+  hold: [hold: HoldEvent];
   notification: [notification: Notification];
   lost: [reason: string];
   closed: [how: 'killed' | 'detached'];
@@ -65,12 +76,15 @@ export class RemoteDrive {
     return (await this.channel.call('read', { id: this.id, ...opts })) as ReadResult;
   }
 
-  async sendText(text: string, opts: SendTextOptions = {}): Promise<void> {
-    await this.channel.call('sendText', { id: this.id, text, ...opts });
+  /** As Session.sendText: the host serializes it with every other caller's input to this drive. */
+  async sendText(text: string, opts: SendTextOptions & InputTurnOptions = {}): Promise<void> {
+    const { signal, ...rest } = opts;
+    await this.channel.call('sendText', { id: this.id, text, ...rest }, signal);
   }
 
-  async sendKeys(keys: string | readonly string[]): Promise<void> {
-    await this.channel.call('sendKeys', { id: this.id, keys });
+  async sendKeys(keys: string | readonly string[], opts: InputTurnOptions = {}): Promise<void> {
+    const { signal, ...rest } = opts;
+    await this.channel.call('sendKeys', { id: this.id, keys, ...rest }, signal);
   }
 
   async wait(opts: WaitOptions = {}): Promise<RemoteWaitResult> {
@@ -82,12 +96,27 @@ export class RemoteDrive {
     return (await this.channel.call('status', { id: this.id })) as RemoteStatus;
   }
 
-  async resize(cols: number, rows: number): Promise<void> {
-    await this.channel.call('resize', { id: this.id, cols, rows });
+  async resize(cols: number, rows: number, opts: InputTurnOptions = {}): Promise<void> {
+    const { signal, ...rest } = opts;
+    await this.channel.call('resize', { id: this.id, cols, rows, ...rest }, signal);
   }
 
-  async signal(name: SignalName): Promise<void> {
-    await this.channel.call('signal', { id: this.id, signal: name });
+  async signal(name: SignalName, opts: InputTurnOptions = {}): Promise<void> {
+    const { signal, ...rest } = opts;
+    await this.channel.call('signal', { id: this.id, signal: name, ...rest }, signal);
+  }
+
+  /**
+   * Takes the drive over as its operator (admin): until release() or this client's connection
+   * ends, every other caller's input to it fails with OPERATOR_HOLD. Not resumed on another host.
+   */
+  async hold(): Promise<void> {
+    await this.channel.call('hold', { id: this.id });
+  }
+
+  /** Ends this client's hold; false when it held none. */
+  async release(): Promise<boolean> {
+    return ((await this.channel.call('release', { id: this.id })) as { released: boolean }).released;
   }
 
   async kill(): Promise<void> {

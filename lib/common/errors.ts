@@ -66,6 +66,11 @@ export type ErrorCode =
   | 'NOT_SERVING'
   /** A message on the host's socket that is not the protocol (bad JSON, unknown method, no hello). */
   | 'PROTOCOL_ERROR'
+  // one drive, several callers (lib/session input queue, lib/serve operator holds)
+  /** The drive's input stayed busy with other callers' input past the caller's turn timeout. */
+  | 'INPUT_BUSY'
+  /** An operator has taken the drive over (console take-over, tmux-drive attach): agents' input waits for the release. */
+  | 'OPERATOR_HOLD'
   // the web console (lib/console)
   /** The console could not listen on its address (in use, or not an address of this machine). */
   | 'CONSOLE_LISTEN_FAILED';

@@ -8,7 +8,9 @@
  *
  * Watching is one `subscribe` through the gate (the token's class and drives are checked, and it
  * is audited); typed input is `sendText` / `sendKeys` through the gate, each audited with the
- * token's id. Take-over is the console's own: one console operator drives a drive at a time.
+ * token's id. Take-over is an operator hold in the gate (lib/serve/operator-holds.ts): while this
+ * page holds the drive, every other caller's input (agents, other pages) is refused with
+ * OPERATOR_HOLD; release, closing the page or a dropped socket ends the hold.
  */
 import type { WebSocket } from 'ws';
 import type { Gate, GateSession } from '../serve/gate.js';
@@ -116,6 +118,10 @@ export class DriveSocket {
       case 'journal':
       case 'notification':
         return;
+      case 'hold':
+        // Another operator's take-over (or its end): this page says so; its own is told by 'control'.
+        if (!this.driving) this.send({ type: 'hold', held: item.held, by: item.by, how: item.how });
+        return;
       default:
         this.sendStatus();
         this.frameSoon();
@@ -199,6 +205,12 @@ export class DriveSocket {
     if (!this.canDrive) return this.send({ type: 'error', code: 'NOT_PERMITTED', message: `token ${this.o.identity.tokenId} may not drive (it needs the drive capability)` });
     const taker = this.o.fleet.taker(this.o.drive);
     if (taker !== undefined && !this.driving) return this.send({ type: 'error', code: 'TAKEN', message: `console:${taker} drives it now` });
+    try {
+      this.gs.takeOver(this.o.drive, 'console');
+    } catch (err) {
+      // Held by an operator at a terminal (tmux-drive attach), or the token may not.
+      return this.send({ type: 'error', code: err instanceof TmuxDriveError ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) });
+    }
     this.driving = true;
     this.o.fleet.setTaker(this.o.drive, this.o.identity.tokenId);
     this.send({ type: 'control', driving: true });
@@ -208,6 +220,7 @@ export class DriveSocket {
     if (!this.driving) return;
     this.driving = false;
     this.pendingInput = '';
+    this.gs.releaseHold(this.o.drive);
     this.o.fleet.setTaker(this.o.drive, undefined);
     this.send({ type: 'control', driving: false });
   }

@@ -123,6 +123,11 @@ export class DriveFeed {
     ];
   }
 
+  /** An item the gate tells of (an operator hold), live to every subscriber. */
+  announce(item: FeedItem): void {
+    if (!this.ended) this.live(item, false);
+  }
+
   private live(item: FeedItem, journaled: boolean): void {
     this.flushOutput();
     for (const sub of this.subscribers.values()) safeSend(sub.sink, item);

@@ -16,6 +16,7 @@ import type { AuditLog } from '../../journal/audit-log.js';
 import type { FeedEndReason, FeedItem, Identity } from '../wire/protocol.js';
 import { CapabilityError, HostError } from '../wire/host-error.js';
 import { allowsClass, isExpired, requireDrive } from './capabilities.js';
+import { OperatorHolds, type HoldCaller, type HoldHow, type OperatorHold } from './operator-holds.js';
 import { VERBS, type VerbContext } from './verbs.js';
 import { DriveFeed, type FeedSink } from './drive-feed.js';
 import type { TokenStore } from './token-store.js';
@@ -60,6 +61,8 @@ export class Gate {
   private readonly audit: AuditLog | undefined;
   private readonly now: () => number;
   private readonly feeds = new Map<string, DriveFeed>();
+  /** Operators' take-overs: while one holds a drive, nobody else's input reaches it. */
+  readonly holds: OperatorHolds;
   private readonly sessions = new Set<GateSession>();
   private nextSubscription = 1;
   private nextSession = 1;
@@ -69,6 +72,7 @@ export class Gate {
     this.tokens = opts.tokens;
     this.audit = opts.audit;
     this.now = opts.now ?? Date.now;
+    this.holds = new OperatorHolds((drive, item) => this.feeds.get(drive)?.announce(item), this.now);
   }
 
   /** The identity a token stands for, or TOKEN_INVALID (audited, without the token). */
@@ -151,7 +155,7 @@ export class Gate {
   }
 }
 
-export class GateSession {
+export class GateSession implements HoldCaller {
   private readonly subscriptions = new Map<number, string>();
   private ended = false;
 
@@ -167,10 +171,41 @@ export class GateSession {
     return this.subscriptions.size;
   }
 
+  get tokenId(): string {
+    return this.identity.tokenId;
+  }
+
+  /**
+   * The console's take-over: this caller holds `drive` (its token needs the drive class and the
+   * drive in its scope); OPERATOR_HOLD when another operator holds it. Audited like a call.
+   */
+  takeOver(drive: string, how: HoldHow): OperatorHold {
+    const { scope, tokenId } = this.identity;
+    try {
+      if (this.ended) throw new HostError('HOST_LOST', 'this connection was ended by the host');
+      if (!allowsClass(scope, 'drive')) throw new CapabilityError('NOT_PERMITTED', `token ${tokenId} may not take a drive over (it needs the drive capability)`, { tokenId, needs: 'drive' });
+      requireDrive(scope, tokenId, drive, scope.allowIds === undefined ? undefined : this.gate.allowIdOf(drive));
+      const hold = this.gate.holds.take(drive, this, how);
+      this.gate.record(drive, 'hold', tokenId, true);
+      return hold;
+    } catch (err) {
+      this.gate.record(drive, 'hold', tokenId, false, err instanceof TmuxDriveError ? err.code : 'INTERNAL');
+      throw err;
+    }
+  }
+
+  /** Ends this caller's hold on `drive` (false when it held none). */
+  releaseHold(drive: string): boolean {
+    const released = this.gate.holds.release(drive, this);
+    if (released) this.gate.record(drive, 'release', this.identity.tokenId, true);
+    return released;
+  }
+
   async call(method: string, rawParams: unknown, signal: AbortSignal): Promise<unknown> {
     const verb = Object.hasOwn(VERBS, method) ? VERBS[method] : undefined;
     const verbName = verb ? method : 'unknown';
     let drive: string | null = null;
+    const disposers: (() => void)[] = [];
     try {
       if (this.ended) throw new HostError('HOST_LOST', 'this connection was ended by the host');
       if (!verb) throw new HostError('PROTOCOL_ERROR', `no method named like that (known: ${Object.keys(VERBS).join(', ')})`);
@@ -189,6 +224,8 @@ export class GateSession {
         throw new CapabilityError('NOT_PERMITTED', `token ${tokenId} may not ${method} (it needs the ${verb.cls} capability)`, { tokenId, verb: method, needs: verb.cls });
       }
       if (drive !== null) requireDrive(scope, tokenId, drive, scope.allowIds === undefined ? undefined : this.gate.allowIdOf(drive));
+      // An operator's take-over holds every other caller's input off (observers read on).
+      if (verb.cls === 'drive' && drive !== null) this.gate.holds.check(drive, this, method);
       const ctx: VerbContext = {
         driver: this.gate.driver,
         identity: this.identity,
@@ -199,6 +236,13 @@ export class GateSession {
         subscribe: (d, afterSeq, output) => this.subscribe(d, afterSeq, output),
         unsubscribe: (id) => this.unsubscribe(id, 'unsubscribed'),
         now: () => this.gate.clock(),
+        inputSignal: (d) => {
+          const turn = this.gate.holds.inputSignal(d, this, signal);
+          disposers.push(() => turn.dispose());
+          return turn.signal;
+        },
+        hold: (d) => this.gate.holds.take(d, this, 'attach'),
+        release: (d) => this.releaseHold(d),
       };
       const result = await verb.run(ctx, p);
       if (method === 'revoke') this.gate.revoked(String((p as { id: string }).id));
@@ -207,6 +251,8 @@ export class GateSession {
     } catch (err) {
       this.gate.record(drive, verbName, this.identity.tokenId, false, err instanceof TmuxDriveError ? err.code : 'INTERNAL');
       throw err;
+    } finally {
+      for (const dispose of disposers) dispose();
     }
   }
 
@@ -248,6 +294,7 @@ export class GateSession {
     if (this.ended) return;
     this.ended = true;
     for (const id of [...this.subscriptions.keys()]) this.unsubscribe(id, reason);
+    this.gate.holds.releaseAll(this);
     this.gate.forget(this);
     this.onEnd(reason);
   }
@@ -260,6 +307,8 @@ export class GateSession {
       this.subscriptions.delete(id);
       this.gate.leaveFeed(drive, id);
     }
+    // A dead operator holds nothing: the connection or page that went releases its take-overs.
+    this.gate.holds.releaseAll(this);
     this.gate.forget(this);
   }
 }

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import type { Driver } from '../driver/driver.js';
-import type { Session } from '../session/session.js';
+import { INPUT_QUEUE_LIMITS, type InputTurnOptions, type Session } from '../session/session.js';
 import { UsageError } from '../common/errors.js';
 import { checkRegexSafety } from '../perceive/regex-safety.js';
 import { formatAsciicast, toAsciicast } from '../session/asciicast.js';
@@ -31,6 +31,14 @@ export interface VerbContext {
   readonly subscribe: (drive: string, afterSeq: number, output: boolean) => number;
   readonly unsubscribe: (subscription: number) => boolean;
   readonly now: () => number;
+  /**
+   * The signal a drive-class call waits for its input turn under: aborted when the caller cancels
+   * or goes, or when an operator takes the drive over (then with OPERATOR_HOLD as its reason).
+   */
+  readonly inputSignal: (drive: string) => AbortSignal;
+  /** This caller takes `drive` over (`tmux-drive attach`); OPERATOR_HOLD when another holds it. */
+  readonly hold: (drive: string) => { readonly since: number };
+  readonly release: (drive: string) => boolean;
 }
 
 export interface Verb<S extends v.GenericSchema = v.GenericSchema> {
@@ -49,6 +57,13 @@ const DIMENSION = int(2, 1000);
 const ARG_CHARS = 16 * 1024;
 const PATH_CHARS = 4095;
 const FOR_TEXT_CHARS = 4096;
+
+/** How long an input may wait behind other callers' input to its drive (lib/session/input-queue.ts). */
+const TURN_TIMEOUT = v.optional(int(0, INPUT_QUEUE_LIMITS.maxTurnTimeoutMs));
+
+function turn(ctx: VerbContext, drive: string, turnTimeoutMs: number | undefined): InputTurnOptions {
+  return { signal: ctx.inputSignal(drive), ...(turnTimeoutMs !== undefined ? { turnTimeoutMs } : {}) };
+}
 
 const verb = <S extends v.GenericSchema>(def: Verb<S>): Verb => def as unknown as Verb;
 const byId = (p: { readonly id: string }): string => p.id;
@@ -132,20 +147,20 @@ export const VERBS: Readonly<Record<string, Verb>> = {
 
   sendText: verb({
     cls: 'drive',
-    params: v.strictObject({ id: ID, text: v.pipe(v.string(), v.maxLength(1_000_000)), submit: v.optional(v.boolean()), paste: v.optional(v.picklist(['auto', 'always', 'never'])), settle: v.optional(int(0, 600_000)) }),
+    params: v.strictObject({ id: ID, text: v.pipe(v.string(), v.maxLength(1_000_000)), submit: v.optional(v.boolean()), paste: v.optional(v.picklist(['auto', 'always', 'never'])), settle: v.optional(int(0, 600_000)), turnTimeoutMs: TURN_TIMEOUT }),
     drive: byId,
     async run(ctx, { id, text, ...opts }) {
-      await session(ctx, id).sendText(text, opts);
+      await session(ctx, id).sendText(text, { ...opts, signal: ctx.inputSignal(id) });
       return { id, sent: text.length, submit: opts.submit === true };
     },
   }),
 
   sendKeys: verb({
     cls: 'drive',
-    params: v.strictObject({ id: ID, keys: v.union([v.pipe(v.string(), v.minLength(1), v.maxLength(64)), v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(64))), v.minLength(1), v.maxLength(1000))]) }),
+    params: v.strictObject({ id: ID, keys: v.union([v.pipe(v.string(), v.minLength(1), v.maxLength(64)), v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(64))), v.minLength(1), v.maxLength(1000))]), turnTimeoutMs: TURN_TIMEOUT }),
     drive: byId,
-    async run(ctx, { id, keys }) {
-      await session(ctx, id).sendKeys(keys);
+    async run(ctx, { id, keys, turnTimeoutMs }) {
+      await session(ctx, id).sendKeys(keys, turn(ctx, id, turnTimeoutMs));
       return { id, keys: typeof keys === 'string' ? [keys] : keys };
     },
   }),
@@ -179,20 +194,20 @@ export const VERBS: Readonly<Record<string, Verb>> = {
 
   resize: verb({
     cls: 'drive',
-    params: v.strictObject({ id: ID, cols: DIMENSION, rows: DIMENSION }),
+    params: v.strictObject({ id: ID, cols: DIMENSION, rows: DIMENSION, turnTimeoutMs: TURN_TIMEOUT }),
     drive: byId,
-    async run(ctx, { id, cols, rows }) {
-      await session(ctx, id).resize(cols, rows);
+    async run(ctx, { id, cols, rows, turnTimeoutMs }) {
+      await session(ctx, id).resize(cols, rows, turn(ctx, id, turnTimeoutMs));
       return { id, cols, rows };
     },
   }),
 
   signal: verb({
     cls: 'drive',
-    params: v.strictObject({ id: ID, signal: v.picklist(['interrupt', 'terminate', 'kill', 'hangup']) }),
+    params: v.strictObject({ id: ID, signal: v.picklist(['interrupt', 'terminate', 'kill', 'hangup']), turnTimeoutMs: TURN_TIMEOUT }),
     drive: byId,
-    async run(ctx, { id, signal }) {
-      await session(ctx, id).signal(signal);
+    async run(ctx, { id, signal, turnTimeoutMs }) {
+      await session(ctx, id).signal(signal, turn(ctx, id, turnTimeoutMs));
       return { id, signal };
     },
   }),
@@ -265,6 +280,25 @@ export const VERBS: Readonly<Record<string, Verb>> = {
     params: v.strictObject({ id: ID, readOnly: v.optional(v.boolean()) }),
     drive: byId,
     run: (ctx, { id, readOnly }) => ({ id, argv: session(ctx, id).attachCommand({ readOnly: readOnly === true }) }),
+  }),
+
+  // Admin, like attachCommand: the person at a terminal. A drive token (an agent's) cannot hold
+  // other callers off; the console's take-over (drive class) is the console's own (drive-socket.ts).
+  hold: verb({
+    cls: 'admin',
+    params: v.strictObject({ id: ID }),
+    drive: byId,
+    run(ctx, { id }) {
+      session(ctx, id); // SESSION_NOT_FOUND before a hold on nothing
+      return { id, held: true, since: ctx.hold(id).since };
+    },
+  }),
+
+  release: verb({
+    cls: 'admin',
+    params: v.strictObject({ id: ID }),
+    drive: byId,
+    run: (ctx, { id }) => ({ id, released: ctx.release(id) }),
   }),
 
   events: verb({

@@ -64,8 +64,12 @@ export class InputSender {
     } else if (text.length > 0) await this.whileSending(backend.sendText(text, { paste: usePaste }));
     const echoed = shown ? (await shown).outcome === 'text' : false;
     if (opts.submit) await this.pressEnter(text, echoed);
-    // Part of this request: the settle is not a wait of its own.
-    if (opts.settle && opts.settle > 0) await this.waits.wait({ forIdleMs: opts.settle }, false, true);
+    if (opts.settle && opts.settle > 0) await this.settle(opts.settle);
+  }
+
+  /** Waits until the screen settles `ms` after a send. Part of that request: not a wait of its own. */
+  async settle(ms: number): Promise<void> {
+    await this.waits.wait({ forIdleMs: ms }, false, true);
   }
 
   async sendKeys(keys: string | readonly string[]): Promise<void> {

@@ -26,6 +26,7 @@ import { DriveSignals, type DriveContext } from './drive-signals.js';
 import { DriveWatch } from './drive-watch.js';
 import { InputGate, type ActionTags } from './input-gate.js';
 import { InputSender, type SendTextOptions } from './input-sender.js';
+import { InputQueue, type InputTurnOptions } from './input-queue.js';
 import { Outcomes } from './outcomes.js';
 import { checkPaneSize } from './pane-size.js';
 import { READ_MODES, type ReadMode } from './read-modes.js';
@@ -39,6 +40,7 @@ import { WaitEngine, type WaitOptions, type WaitResult } from './wait.js';
 export type { ReadMode, ScreenDiff, DiffRow } from './read-modes.js';
 export type { ReadFormat, ReadOptions, ReadResult } from './screen-reader.js';
 export type { SendTextOptions } from './input-sender.js';
+export { INPUT_QUEUE_LIMITS, type InputTurnOptions } from './input-queue.js';
 export { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_TIMEOUT_MS, type WaitOptions, type WaitResult } from './wait.js';
 export type { Attention, DriveOutcome, Heartbeat, Notification, NotifyPolicy, SessionAction, SessionEvents } from './session-events.js';
 
@@ -105,6 +107,8 @@ export class Session {
   private readonly stringTimeout: StringTimeoutWatch;
   private readonly gate: InputGate;
   private readonly input: InputSender;
+  /** Callers' input to this drive, one unit at a time (input-queue.ts). */
+  private readonly queue: InputQueue;
   private readonly waits: WaitEngine;
   private readonly reader: ScreenReader;
   private readonly verdict: Verdict;
@@ -168,6 +172,7 @@ export class Session {
     this.outcomes = outcomes;
     this.watch = watch;
     this.input = new InputSender(ctx, profile, gate, waits);
+    this.queue = new InputQueue(init.id);
     this.reader = new ScreenReader(ctx, { profile, redact: this.redact, readMode, classify: (snap, cells) => verdict.classifyScreen(snap, cells) });
     this.listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), stringTimeout: this.stringTimeout, watch, verdict, outcomes, stopWatching: () => this.stopWatching(), incident: (code, detail) => this.incident(code, detail) });
     mirror.onChange(() => {
@@ -254,27 +259,48 @@ export class Session {
     return this.waits.wait(opts);
   }
 
-  sendText(text: string, opts: SendTextOptions = {}): Promise<void> {
-    return this.input.sendText(text, opts);
+  /**
+   * Types (or pastes) `text`; with `submit`, waits for its echo and presses Enter. Input from
+   * several callers is serialized: the text, its echo wait and its Enter are one unit no other
+   * caller's input comes between; the `settle` wait after it is not part of the unit.
+   */
+  sendText(text: string, opts: SendTextOptions & InputTurnOptions = {}): Promise<void> {
+    const { settle, signal, turnTimeoutMs, ...unit } = opts;
+    const sent = this.queue.run('sendText', () => this.input.sendText(text, unit), { ...(signal ? { signal } : {}), ...(turnTimeoutMs !== undefined ? { turnTimeoutMs } : {}) });
+    return settle !== undefined && settle > 0 ? sent.then(() => this.input.settle(settle)) : sent;
   }
 
-  sendKeys(keys: string | readonly string[]): Promise<void> {
-    return this.input.sendKeys(keys);
+  /** Presses keys (tmux key names), in turn with every other caller's input (see sendText). */
+  sendKeys(keys: string | readonly string[], opts: InputTurnOptions = {}): Promise<void> {
+    return this.queue.run('sendKeys', () => this.input.sendKeys(keys), opts);
   }
 
-  async resize(cols: number, rows: number): Promise<void> {
+  async resize(cols: number, rows: number, opts: InputTurnOptions = {}): Promise<void> {
     checkPaneSize(cols, rows);
-    this.gate.countRequest();
-    const backend = this.gate.admit('resize', `${cols}x${rows}`, { cols, rows });
-    this.ctx.transcript.append('resize', undefined, { cols, rows });
-    await backend.resize(cols, rows);
+    return this.queue.run(
+      'resize',
+      async () => {
+        this.gate.countRequest();
+        const backend = this.gate.admit('resize', `${cols}x${rows}`, { cols, rows });
+        this.ctx.transcript.append('resize', undefined, { cols, rows });
+        await backend.resize(cols, rows);
+      },
+      opts,
+    );
   }
 
-  async signal(name: SignalName): Promise<void> {
+  /** Sends a signal to the program, in order with the input before it (an interrupt after a submit comes after its Enter). */
+  async signal(name: SignalName, opts: InputTurnOptions = {}): Promise<void> {
     if (!SIGNAL_NAMES.includes(name)) throw new UsageError('BAD_ARGUMENT', `signal must be interrupt, terminate, kill or hangup (got "${String(name)}")`);
-    this.gate.countRequest();
-    const backend = this.gate.admit('signal', name, {});
-    await backend.signal(name);
+    return this.queue.run(
+      'signal',
+      async () => {
+        this.gate.countRequest();
+        const backend = this.gate.admit('signal', name, {});
+        await backend.signal(name);
+      },
+      opts,
+    );
   }
 
   /** Ends the program, its process tree and its server; verified. Idempotent. */

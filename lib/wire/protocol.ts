@@ -131,6 +131,8 @@ export type FeedItem =
   | { readonly type: 'exit'; readonly exit: ExitInfo }
   | { readonly type: 'outcome'; readonly outcome: unknown }
   | { readonly type: 'operators'; readonly clients: readonly string[] }
+  /** An operator took the drive over (`held`), or let go: meanwhile other callers' input is refused (OPERATOR_HOLD). */
+  | { readonly type: 'hold'; readonly held: boolean; readonly by: string; readonly how: 'console' | 'attach'; readonly since: number }
   | { readonly type: 'notification'; readonly notification: unknown }
   | { readonly type: 'lost'; readonly reason: string }
   | { readonly type: 'closed'; readonly how: 'killed' | 'detached' }
