@@ -4,6 +4,8 @@
  * every line whole (no client's text between another's text and its Enter) and each client's lines
  * in the order it sent them. The queue is bounded: a caller that waits past its turn timeout gets
  * INPUT_BUSY, and a caller that cancels while waiting is not sent; neither input reaches bash.
+ * The queue is the Session's, so code in the host's own process (the Driver's Session, no gate)
+ * waits its turn with the clients too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type ServingHost } from '../../lib/serve/serve.js';
@@ -20,7 +22,7 @@ beforeAll(async () => {
   host = await serve({ dataDir, config: hostConfig(), logger: { warn: () => undefined } });
   a = await Client.connect(dataDir);
   b = await Client.connect(dataDir);
-  for (const name of ['shared', 'busy']) await (await a.create({ allowId: 'bash', name, args: BASH_ARGS, cols: 120 })).wait({ forText: '$ ' });
+  for (const name of ['shared', 'busy', 'mixed']) await (await a.create({ allowId: 'bash', name, args: BASH_ARGS, cols: 120 })).wait({ forText: '$ ' });
 });
 
 afterAll(async () => {
@@ -40,6 +42,12 @@ async function printed(c: Client, drive: string): Promise<string[]> {
   return plain.split(/\r?\n/).map((l) => l.replace(/\r/g, ''));
 }
 
+/** Every line sent was submitted; once bash prints the end mark after them, it has run them all. */
+async function finished(c: Client, drive: string): Promise<void> {
+  await c.drive(drive).sendText('echo "END:$((40+2))"', { submit: true });
+  expect((await c.drive(drive).wait({ forText: 'END:42', timeoutMs: 30_000 })).outcome).toBe('text');
+}
+
 const payload = (who: string, i: number): string => `${who.toLowerCase().repeat(3)}${'abcdefghij'.repeat(3)}${String(i).padStart(2, '0')}`;
 const line = (who: string, i: number): string => `echo "${who}:$((${i})):${payload(who, i)}"`;
 
@@ -50,8 +58,7 @@ describe('input from several clients', () => {
       return Array.from({ length: 50 }, (_, i) => c.drive('shared').sendText(line(who, i), { submit: true, turnTimeoutMs: 300_000 }));
     });
     await Promise.all(sends);
-    await a.drive('shared').wait({ forText: `B:49:${payload('B', 49)}`, timeoutMs: 30_000 });
-    await a.drive('shared').wait({ forText: `A:49:${payload('A', 49)}`, timeoutMs: 30_000 });
+    await finished(a, 'shared');
     const lines = await printed(a, 'shared');
     const results = lines.filter((l) => /^[AB]:\d+:/.test(l));
     // Whole: every printed line is exactly one of the lines sent, nothing spliced into it.
@@ -66,6 +73,20 @@ describe('input from several clients', () => {
     }
     // bash saw no other command (a spliced line would be a syntax error or "command not found").
     expect(lines.some((l) => /command not found|syntax error|unexpected EOF/.test(l))).toBe(false);
+  });
+
+  it('an in-process caller of the host\'s own Session and a client share the queue: 20 submits each, whole and in order', async () => {
+    const session = host.driver.get('mixed');
+    await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => session.sendText(line('A', i), { submit: true, turnTimeoutMs: 300_000 })),
+      ...Array.from({ length: 20 }, (_, i) => b.drive('mixed').sendText(line('B', i), { submit: true, turnTimeoutMs: 300_000 })),
+    ]);
+    await finished(a, 'mixed');
+    const results = (await printed(a, 'mixed')).filter((l) => /^[AB]:\d+:/.test(l));
+    for (const l of results) expect(l).toMatch(/^([AB]):(\d+):([ab]{3}(?:abcdefghij){3}\d\d)$/);
+    const expected = Array.from({ length: 20 }, (_, i) => i);
+    expect(results.filter((l) => l.startsWith('A:')).map((l) => Number(l.split(':')[1]))).toEqual(expected);
+    expect(results.filter((l) => l.startsWith('B:')).map((l) => Number(l.split(':')[1]))).toEqual(expected);
   });
 
   it('a caller waiting past its turn timeout gets INPUT_BUSY, a caller that cancels while waiting is not sent; the input after them is', async () => {
