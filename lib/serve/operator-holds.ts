@@ -31,7 +31,7 @@ export interface HoldCaller {
 }
 
 function holdError(h: OperatorHold, what: string): TmuxDriveError {
-  return new TmuxDriveError('OPERATOR_HOLD', `drive ${h.drive} is held by an operator (${h.how}, token ${h.tokenId}): ${what} waits for the operator to release it`, { drive: h.drive, heldBy: h.tokenId, how: h.how, since: h.since });
+  return new TmuxDriveError('OPERATOR_HOLD', `drive ${h.drive} is held by an operator (${h.how}, token ${h.tokenId}) since ${new Date(h.since).toISOString()}: ${what} is refused until they release it (subscribers get a hold event then); reading goes on`, { drive: h.drive, heldBy: h.tokenId, how: h.how, since: h.since });
 }
 
 export class OperatorHolds {
@@ -61,7 +61,7 @@ export class OperatorHolds {
     const starts = this.holdStarts.get(drive);
     if (starts) {
       this.holdStarts.delete(drive);
-      starts.abort(holdError(hold, 'input that waited for its turn'));
+      starts.abort(holdError(hold, 'input that was waiting for its turn (not sent)'));
     }
     this.announce(drive, { type: 'hold', held: true, by: hold.tokenId, how, since: hold.since });
     return hold;
