@@ -36,8 +36,8 @@ function holdError(h: OperatorHold, what: string): TmuxDriveError {
 
 export class OperatorHolds {
   private readonly holds = new Map<string, OperatorHold>();
-  /** Per drive, aborted when a hold starts there: other callers' inputs waiting for their turn. */
-  private readonly holdStarts = new Map<string, AbortController>();
+  /** Per drive, the inputs under way through the gate (waiting for their turn, or running), by caller. */
+  private readonly inputs = new Map<string, Set<{ readonly caller: string; readonly abort: (reason: TmuxDriveError) => void }>>();
 
   constructor(
     /** Tells the drive's subscribers (a `hold` feed item). */
@@ -58,11 +58,9 @@ export class OperatorHolds {
     }
     const hold: OperatorHold = { drive, holder: caller.id, tokenId: caller.tokenId, how, since: this.now() };
     this.holds.set(drive, hold);
-    const starts = this.holdStarts.get(drive);
-    if (starts) {
-      this.holdStarts.delete(drive);
-      starts.abort(holdError(hold, 'input that was waiting for its turn (not sent)'));
-    }
+    // Other callers' inputs still waiting for their turn leave the queue (a running one finishes).
+    const reason = holdError(hold, 'input that was waiting for its turn (not sent)');
+    for (const input of this.inputs.get(drive) ?? []) if (input.caller !== caller.id) input.abort(reason);
     this.announce(drive, { type: 'hold', held: true, by: hold.tokenId, how, since: hold.since });
     return hold;
   }
@@ -89,30 +87,30 @@ export class OperatorHolds {
 
   /**
    * The signal `caller`'s input to `drive` waits for its turn under: the call's own, and unless
-   * the caller holds the drive, aborted (with OPERATOR_HOLD) when a hold starts. `dispose` when
-   * the call ends (the listeners on the drive's signal go with it).
+   * the caller holds the drive, aborted (with OPERATOR_HOLD) when another caller takes it over.
+   * `dispose` when the call ends.
    */
   inputSignal(drive: string, caller: HoldCaller, callSignal: AbortSignal): { readonly signal: AbortSignal; dispose(): void } {
     if (this.holds.get(drive)?.holder === caller.id) return { signal: callSignal, dispose: () => undefined };
-    let starts = this.holdStarts.get(drive);
-    if (!starts) {
-      starts = new AbortController();
-      this.holdStarts.set(drive, starts);
-    }
-    const holdStart = starts.signal;
-    const both = new AbortController();
-    const onCall = (): void => both.abort(callSignal.reason);
-    const onHold = (): void => both.abort(holdStart.reason);
+    const controller = new AbortController();
+    const onCall = (): void => controller.abort(callSignal.reason);
     if (callSignal.aborted) onCall();
     else callSignal.addEventListener('abort', onCall, { once: true });
-    holdStart.addEventListener('abort', onHold, { once: true });
+    let inputs = this.inputs.get(drive);
+    if (!inputs) {
+      inputs = new Set();
+      this.inputs.set(drive, inputs);
+    }
+    const input = { caller: caller.id, abort: (reason: TmuxDriveError) => controller.abort(reason) };
+    inputs.add(input);
     return {
-      signal: both.signal,
+      signal: controller.signal,
       dispose: () => {
         callSignal.removeEventListener('abort', onCall);
-        holdStart.removeEventListener('abort', onHold);
+        const set = this.inputs.get(drive);
+        set?.delete(input);
+        if (set?.size === 0) this.inputs.delete(drive);
       },
     };
   }
-
 }
