@@ -242,7 +242,8 @@ export class GateSession implements HoldCaller {
           return turn.signal;
         },
         hold: (d) => this.gate.holds.take(d, this, 'attach'),
-        release: (d) => this.releaseHold(d),
+        // The call's own audit row says hold / release: no second row for it.
+        release: (d) => this.gate.holds.release(d, this),
       };
       const result = await verb.run(ctx, p);
       if (method === 'revoke') this.gate.revoked(String((p as { id: string }).id));

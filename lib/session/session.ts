@@ -265,7 +265,7 @@ export class Session {
    * caller's input comes between; the `settle` wait after it is not part of the unit.
    */
   sendText(text: string, opts: SendTextOptions & InputTurnOptions = {}): Promise<void> {
-    const { settle, signal, turnTimeoutMs, ...unit } = opts;
+    const { settle, signal, turnTimeoutMs, ...unit } = opts ?? {};
     const sent = this.queue.run('sendText', () => this.input.sendText(text, unit), { ...(signal ? { signal } : {}), ...(turnTimeoutMs !== undefined ? { turnTimeoutMs } : {}) });
     return settle !== undefined && settle > 0 ? sent.then(() => this.input.settle(settle)) : sent;
   }
