@@ -93,11 +93,14 @@ export class InputSender {
   /**
    * Awaits a send whose keys were just written (the input is marked right after the write, in the
    * same turn: no output can be read in between, and the cursor cannot move before tmux has the
-   * keys). The screen rows of its markInput are read meanwhile, in the microtask after the write
-   * (tmux is handling the keys by then), not before it: off the echo's way.
+   * keys). The screen rows of its markInput (the input baseline) are read by whatever needs them
+   * first: a wait, or anything that is about to change the screen (the echo's output, a resync, a
+   * resize). Not while tmux handles the keys: on two loaded cores, CPU spent then delays tmux and
+   * the program by more than it costs. Bytes still queued in the mirror change the screen without
+   * a new event, so with a backlog the rows are read in the microtask after the write, as before.
    */
   private async whileSending(sending: Promise<void>): Promise<void> {
-    queueMicrotask(() => this.waits.takeBaseline());
+    if (this.ctx.mirror.backlogBytes > 0) queueMicrotask(() => this.waits.takeBaseline());
     await sending;
   }
 
