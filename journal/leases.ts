@@ -3,6 +3,11 @@
  * held by a process named by its pid and start time. Acquisition is one IMMEDIATE transaction, so
  * of two hosts racing for a session exactly one wins; a holder that is dead is taken over, with a
  * lease_takeover incident written in the same transaction.
+ *
+ * The check before every keystroke reads the lease row only when the file may have changed since
+ * the row was last seen: `PRAGMA data_version` (a few µs, no table read) changes whenever another
+ * connection commits, and this connection writes lease rows only here (acquire, release), which
+ * forget what was seen. So an unchanged version means the row is the one verified before.
  */
 import { LeaseError, type LeaseHolder } from './journal-error.js';
 import { encodeTags } from './machine-values.js';
@@ -16,6 +21,8 @@ type Acquired = { readonly token: number; readonly previous?: LeaseHolder } | { 
 export class Leases {
   /** Leases this journal instance holds: session id → token. */
   private readonly held = new Map<string, number>();
+  /** Tokens found current by `check`, with the file's data_version when the row was read. */
+  private readonly verified = new Map<string, { readonly token: number; readonly version: number }>();
 
   constructor(
     private readonly q: Statements,
@@ -30,6 +37,7 @@ export class Leases {
   /** See Journal.acquireLease (arguments already checked). */
   acquire(sessionId: string, holder: LeaseHolder): Lease {
     const mine = this.held.get(sessionId);
+    this.verified.delete(sessionId);
     const outcome = this.buffer.write((): Acquired => {
       const row = this.q.lease.get(sessionId);
       const at = this.now();
@@ -69,8 +77,15 @@ export class Leases {
 
   /** Throws LEASE_LOST unless `token` is the session's current, held token. */
   check(sessionId: string, token: number): void {
+    const version = this.q.dataVersion.get()?.data_version ?? -1;
+    const seen = this.verified.get(sessionId);
+    if (seen !== undefined && seen.token === token && seen.version === version) return;
+    this.verified.delete(sessionId);
     const row = this.q.lease.get(sessionId);
-    if (row && row.holder_pid !== null && row.token === token) return;
+    if (row && row.holder_pid !== null && row.token === token) {
+      this.verified.set(sessionId, { token, version });
+      return;
+    }
     const current = row && row.holder_pid !== null ? row.token : null;
     throw new LeaseError(
       'LEASE_LOST',
@@ -82,6 +97,7 @@ export class Leases {
 
   /** Lets go of the lease if `token` is still current; returns whether it was. */
   release(sessionId: string, token: number): boolean {
+    this.verified.delete(sessionId);
     const released = this.buffer.write(() => this.q.releaseLease.run(this.now(), sessionId, token).changes > 0);
     if (this.held.get(sessionId) === token) this.held.delete(sessionId);
     return released;
@@ -89,11 +105,13 @@ export class Leases {
 
   /** Inside a write (the journal's close): lets go of every lease this instance holds. */
   releaseAllHeld(at: number): void {
+    this.verified.clear();
     for (const [sessionId, token] of this.held) this.q.releaseLease.run(at, sessionId, token);
   }
 
   forgetAll(): void {
     this.held.clear();
+    this.verified.clear();
   }
 
   info(sessionId: string): LeaseInfo | undefined {

@@ -89,6 +89,8 @@ export interface Statements {
   readonly insertLease: Statement<[string, number, number, string | null, number]>;
   readonly takeLease: Statement<[number, number, number, string | null, number, string]>;
   readonly releaseLease: Statement<[number, string, number]>;
+  /** Changes when another connection commits to the file (never for this connection's own writes). */
+  readonly dataVersion: Statement<[], { data_version: number }>;
 }
 
 const COLUMNS = SESSION_COLUMNS.join(', ');
@@ -120,6 +122,7 @@ const SQL: { readonly [K in keyof Statements]: string } = {
   insertLease: 'INSERT INTO leases (session_id, token, holder_pid, holder_start, holder_boot, acquired_at) VALUES (?, 1, ?, ?, ?, ?)',
   takeLease: 'UPDATE leases SET token = ?, holder_pid = ?, holder_start = ?, holder_boot = ?, acquired_at = ?, released_at = NULL WHERE session_id = ?',
   releaseLease: 'UPDATE leases SET holder_pid = NULL, holder_start = NULL, holder_boot = NULL, released_at = ? WHERE session_id = ? AND token = ? AND holder_pid IS NOT NULL',
+  dataVersion: 'PRAGMA data_version',
 };
 
 export function prepareStatements(db: Database.Database): Statements {

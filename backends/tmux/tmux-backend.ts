@@ -326,8 +326,16 @@ export class TmuxBackend implements DriveBackend {
     }
   }
 
-  async sendText(text: string, opts: { readonly paste: boolean }): Promise<void> {
-    await this.leaveMode();
+  /**
+   * Out of a copy or view mode (nearly always) the keys are written to tmux within this call, before
+   * it returns: the session audits and marks the input right after, in the same turn, before any
+   * reply can be read. In a mode, the mode is left first.
+   */
+  sendText(text: string, opts: { readonly paste: boolean }): Promise<void> {
+    return this.inMode ? this.leaveMode().then(() => this.writeText(text, opts)) : this.writeText(text, opts);
+  }
+
+  private async writeText(text: string, opts: { readonly paste: boolean }): Promise<void> {
     if (opts.paste) return this.paste(text);
     const lines = encodeSendText(this.pane, text);
     if (lines.length > 0) await this.live.batch(lines);
@@ -342,9 +350,10 @@ export class TmuxBackend implements DriveBackend {
     await this.live.batch(pasteText(this.pane, text), this.target.timeoutMs + Math.ceil(text.length / 1000) * PASTE_MS_PER_KCHAR);
   }
 
+  /** As sendText: written within this call unless a mode must be left first. */
   async sendKeys(keys: readonly string[]): Promise<void> {
     const line = encodeSendKeys(this.pane, keys);
-    await this.leaveMode();
+    if (this.inMode) await this.leaveMode();
     await this.live.command(line);
   }
 

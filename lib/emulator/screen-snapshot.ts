@@ -85,12 +85,24 @@ export function takeSnapshot({ term, serializer }: Pick<CreatedTerminal, 'term' 
 function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number): string {
   const line = buffer.getLine(y);
   if (!line) return '';
+  // Only the cells up to the last one with content can show anything (the rest read as blanks,
+  // trimmed). xterm's own trimmed translation finds that end without a call per cell: empty, the
+  // row is blank; all ASCII, each cell it stepped over was one column wide (a wide character is
+  // not ASCII), so its length is that end. Otherwise every cell is looked at.
+  const translated = line.translateToString(true);
+  if (translated === '') return '';
+  const end = isAscii(translated) ? translated.length : line.length;
   const cell = buffer.getNullCell();
   let text = '';
-  for (let x = 0; x < line.length; x++) {
+  for (let x = 0; x < end; x++) {
     line.getCell(x, cell);
     if (cell.getWidth() === 0) continue;
     text += cell.getChars() || ' ';
   }
   return text.replace(/ +$/, '');
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7e) return false;
+  return true;
 }

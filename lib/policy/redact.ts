@@ -76,10 +76,29 @@ export function redactSecrets(text: string): RedactionResult {
 }
 
 /**
+ * Every rule needs a key, flag or prefix, a separator and a value of at least one character, so no
+ * secret is shorter than 3 characters; controls are excluded (a backspace or a cursor movement
+ * changes the text the stream draws).
+ */
+const SHORTEST_SECRET_CHARS = 3;
+
+function tooShortForASecret(text: string): boolean {
+  if (text.length >= SHORTEST_SECRET_CHARS) return false;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x20 || (unit >= 0x7f && unit <= 0x9f)) return false;
+  }
+  return true;
+}
+
+/**
  * Terminal output (or typed input) that may carry escape sequences: matched on the text they
  * draw, redacted in the stream itself.
  */
 export function redactTerminalText(text: string): RedactionResult {
+  // A keystroke's text (typed one character at a time) is audited on the keystroke path: too
+  // short for any rule, it is returned as is without building a view.
+  if (tooShortForASecret(text)) return { text, count: 0 };
   const r = redactView(terminalStream(text));
   return { text: r.chunks[0] ?? '', count: r.count };
 }

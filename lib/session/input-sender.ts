@@ -8,7 +8,7 @@ import type { Profile } from '../perceive/profile.js';
 import { inputLines } from '../perceive/text-match.js';
 import type { DriveContext } from './drive-signals.js';
 import type { InputGate } from './input-gate.js';
-import type { WaitEngine } from './wait.js';
+import type { WaitEngine, WaitResult } from './wait.js';
 
 export interface SendTextOptions {
   /** Press Enter (as its own key) once the text shows on the screen. */
@@ -48,20 +48,30 @@ export class InputSender {
     if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
     const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
     this.gate.countRequest();
-    const backend = this.gate.admit('sendText', text, { paste: usePaste, submit: opts.submit ?? false }, true);
-    this.waits.markInput(inputLines(text));
-    this.ctx.signals.interactions += 1;
-    this.ctx.transcript.append('input', text, { paste: usePaste });
-    const shown = opts.submit && text.length > 0 ? this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true) : undefined;
+    const tags = { paste: usePaste, submit: opts.submit ?? false };
+    let shown: Promise<WaitResult> | undefined;
+    /** After the keys are written (same turn): where they were typed, and the submit's echo wait. */
+    const noteInput = (): void => {
+      this.waits.markInput(inputLines(text));
+      this.ctx.signals.interactions += 1;
+      this.ctx.transcript.append('input', text, { paste: usePaste });
+      if (opts.submit && text.length > 0) shown = this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true);
+    };
     if (opts.submit && text.includes('\n') && this.profile.softNewline === 'meta-enter') {
       // This program takes M-Enter as a newline inside one message (aider): a multi-line message
       // stays one submission; bracketed-paste programs get the paste buffer (tmux brackets it).
+      const backend = this.gate.admit('sendText', text, tags, true);
+      noteInput();
       const lines = text.split(/\r\n|\n/);
       for (const [i, line] of lines.entries()) {
         if (i > 0) await backend.sendKeys(['M-Enter']);
         if (line.length > 0) await backend.sendText(line, { paste: false });
       }
-    } else if (text.length > 0) await this.whileSending(backend.sendText(text, { paste: usePaste }));
+    } else {
+      const sending = this.gate.deliver('sendText', text, tags, true, (backend) => (text.length > 0 ? backend.sendText(text, { paste: usePaste }) : Promise.resolve()));
+      noteInput();
+      await this.whileSending(sending);
+    }
     const echoed = shown ? (await shown).outcome === 'text' : false;
     if (opts.submit) await this.pressEnter(text, echoed);
     if (opts.settle && opts.settle > 0) await this.settle(opts.settle);
@@ -77,19 +87,24 @@ export class InputSender {
     if (list.length === 0 || list.length > KEY_LIMIT) throw new UsageError('BAD_ARGUMENT', `sendKeys takes 1 to ${KEY_LIMIT} key names`);
     this.gate.countRequest();
     const names = list.join(' ');
-    const backend = this.gate.admit('sendKeys', names, { count: list.length }, true);
+    const sending = this.gate.deliver('sendKeys', names, { count: list.length }, true, (backend) => backend.sendKeys(list));
     this.waits.markInput();
     this.ctx.signals.interactions += 1;
     this.ctx.transcript.append('keys', undefined, { keys: names });
-    await this.whileSending(backend.sendKeys(list));
+    await this.whileSending(sending);
   }
 
   /**
-   * Awaits a send; the screen rows of its markInput are read meanwhile, in the microtask after the
-   * backend's write (tmux is handling the keys by then), not before it: off the echo's way.
+   * Awaits a send whose keys were just written (the input is marked right after the write, in the
+   * same turn: no output can be read in between, and the cursor cannot move before tmux has the
+   * keys). The screen rows of its markInput (the input baseline) are read by whatever needs them
+   * first: a wait, or anything that is about to change the screen (the echo's output, a resync, a
+   * resize). Not while tmux handles the keys: on two loaded cores, CPU spent then delays tmux and
+   * the program by more than it costs. Bytes still queued in the mirror change the screen without
+   * a new event, so with a backlog the rows are read in the microtask after the write, as before.
    */
   private async whileSending(sending: Promise<void>): Promise<void> {
-    queueMicrotask(() => this.waits.takeBaseline());
+    if (this.ctx.mirror.backlogBytes > 0) queueMicrotask(() => this.waits.takeBaseline());
     await sending;
   }
 
@@ -102,11 +117,11 @@ export class InputSender {
     const { signals, mirror, transcript } = this.ctx;
     // The program ended while its text was on the way: there is nothing to press Enter to.
     if (signals.phase === 'exited') return;
-    this.waits.markInput();
-    const backend = this.gate.admit('sendKeys', 'Enter', { submit: true });
-    transcript.append('keys', undefined, { keys: 'Enter' });
     const before = mirror.digest();
-    await this.whileSending(backend.sendKeys(['Enter']));
+    const sending = this.gate.deliver('sendKeys', 'Enter', { submit: true }, false, (backend) => backend.sendKeys(['Enter']));
+    this.waits.markInput();
+    transcript.append('keys', undefined, { keys: 'Enter' });
+    await this.whileSending(sending);
     for (let retry = 1; echoed && retry <= SUBMIT_RETRIES; retry++) {
       if (await this.waits.changesWithin(before, SUBMIT_CONFIRM_MS)) break;
       if (signals.phase !== 'live' || !this.cursorRowEndsWith(lastLine(text))) break;

@@ -79,9 +79,14 @@ export class WaitEngine {
    */
   markInput(typed: readonly string[] = []): void {
     this.baselineDue = true;
-    this.inputPlace?.row.dispose();
     const { mirror, signals } = this.ctx;
-    this.inputPlace = { row: mirror.markCursorRow(), x: mirror.cursor.x, typed };
+    const cursor = mirror.cursor;
+    // Typing along one row (a key at a time) keeps its mark: a new xterm marker per key costs more
+    // than the rest of the input's bookkeeping.
+    const previous = this.inputPlace?.row;
+    const row = previous !== undefined && previous.visibleRow() === cursor.y ? previous : mirror.markCursorRow();
+    if (previous !== undefined && previous !== row) previous.dispose();
+    this.inputPlace = { row, x: cursor.x, typed };
     signals.echoLines = typed.length;
     for (const watch of this.watches) watch.markInput(typed);
   }

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Journal, LeaseError, currentHolder, isHolderAlive, processStartTime } from '../../journal/journal.js';
 import { buildChildBundle, JournalChild, type ChildBundle, type ChildReply } from './child-harness.js';
 import { sessionInput, tempDataDir, type TempDir } from './journal-fixtures.js';
@@ -85,6 +87,39 @@ describe('leases in one process', () => {
     expect(b.incidents({ sessionId: 'drive-1' })).toEqual([
       { id: 1, sessionId: 'drive-1', kind: 'lease_takeover', at: expect.any(Number), tags: { prev_pid: me.pid, prev_token: 1, token: 2 } },
     ]);
+  });
+
+  it('the check before each keystroke sees another connection take the lease after it last read the row', () => {
+    const a = openJournal();
+    a.upsertSession(sessionInput(tmp.dir, 'drive-1'));
+    const me = currentHolder();
+    const impostor = { pid: me.pid, startTime: me.startTime + 7 };
+    expect(a.acquireLease('drive-1', impostor).token).toBe(1);
+    // Checked (and remembered) several times, with this connection writing other rows meanwhile.
+    for (let i = 0; i < 3; i++) {
+      a.checkLease('drive-1', 1);
+      a.appendEvent('drive-1', 'output');
+      a.flush();
+    }
+    const b = openJournal();
+    expect(b.acquireLease('drive-1', me).token).toBe(2);
+    expect(leaseErrorOf(() => a.checkLease('drive-1', 1))).toMatchObject({ code: 'LEASE_LOST', currentToken: 2 });
+    b.checkLease('drive-1', 2);
+  });
+
+  it('the check sees a lease row changed behind the journal (a raw write by another connection)', () => {
+    const a = openJournal();
+    a.upsertSession(sessionInput(tmp.dir, 'drive-1'));
+    expect(a.acquireLease('drive-1', currentHolder()).token).toBe(1);
+    a.checkLease('drive-1', 1);
+    a.checkLease('drive-1', 1);
+    const raw = new Database(join(tmp.dir, 'journal.sqlite3'));
+    try {
+      raw.prepare("UPDATE leases SET token = 5 WHERE session_id = 'drive-1'").run();
+    } finally {
+      raw.close();
+    }
+    expect(leaseErrorOf(() => a.checkLease('drive-1', 1))).toMatchObject({ code: 'LEASE_LOST', currentToken: 5 });
   });
 
   it('close() releases the leases the instance holds', () => {

@@ -4,7 +4,7 @@
  * as it is, and adversarial inputs that would make a backtracking pattern quadratic.
  */
 import { describe, expect, it } from 'vitest';
-import { REDACTION_KINDS, redactSecrets, redactionMarker, type RedactionKind } from '../../lib/policy/redact.js';
+import { REDACTION_KINDS, redactSecrets, redactTerminalChunks, redactTerminalText, redactionMarker, type RedactionKind } from '../../lib/policy/redact.js';
 
 // Fake values, assembled so that no line of this file is itself a scannable token.
 const b62 = (n: number, seed = 7): string => {
@@ -235,5 +235,23 @@ describe('redactSecrets: linear time on adversarial input', () => {
     expect(typeof r.text).toBe('string');
     // Linear passes over 1 MiB take tens of ms; a quadratic one would take minutes.
     expect(ms).toBeLessThan(2000);
+  });
+});
+
+describe('redactTerminalText: a keystroke too short for a secret', () => {
+  // The short-text path skips the view; the chunks path never does: both must agree.
+  const alphabet = [...'aApPwWxz09 =:_-/+."\'@%\x1b[;~', '\x08', '\r', '\n', '\t', '\x7f', '\x9b', 'é', '\u{1F600}'];
+  it('agrees with the full redaction for every text of 1 to 2 characters (controls included)', () => {
+    for (const a of alphabet) {
+      for (const b of ['', ...alphabet]) {
+        const text = a + b;
+        expect(redactTerminalText(text), JSON.stringify(text)).toEqual({ text: redactTerminalChunks([text]).chunks[0], count: redactTerminalChunks([text]).count });
+      }
+    }
+  });
+
+  it('no text of 3 characters is a secret either (the bound has a character to spare)', () => {
+    const letters = [...'pPwWax0=: -"\''];
+    for (const a of letters) for (const b of letters) for (const c of letters) expect(redactSecrets(a + b + c).count, a + b + c).toBe(0);
   });
 });

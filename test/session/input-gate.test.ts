@@ -148,3 +148,37 @@ describe('internal waits are not requests', () => {
     }
   });
 });
+
+describe('the audit on the keystroke path', () => {
+  it('is written right after the write; after a failed audit every action is audited first (refused while it fails) until one succeeds', async () => {
+    let failing = false;
+    const audited: string[] = [];
+    const d = await spawnSession(['/bin/cat'], {
+      onAction: (kind, payload) => {
+        if (failing) throw new Error('audit: disk full');
+        audited.push(`${kind}:${payload}`);
+      },
+    });
+    const s = d.session;
+    const line = (): string => s.read().content.split('\n')[s.read().cursor.y]?.trimEnd() ?? '';
+    try {
+      await s.sendText('aa');
+      failing = true;
+      // Written before the audit: delivered, and the caller learns the audit failed.
+      await expect(s.sendText('bb')).rejects.toThrow('audit: disk full');
+      await s.wait({ forIdleMs: 200 });
+      expect(line()).toBe('aabb');
+      // Now audited before the write: refused, nothing delivered.
+      await expect(s.sendText('cc')).rejects.toThrow('audit: disk full');
+      await expect(s.sendKeys('Enter')).rejects.toThrow('audit: disk full');
+      failing = false;
+      await s.sendText('dd');
+      await s.sendText('ee');
+      await s.wait({ forIdleMs: 200 });
+      expect(line()).toBe('aabbddee');
+      expect(audited).toEqual(['sendText:aa', 'sendText:dd', 'sendText:ee']);
+    } finally {
+      await d.close();
+    }
+  });
+});
