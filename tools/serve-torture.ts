@@ -148,6 +148,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
       await (current as ServeProcess).kill('SIGKILL');
       const ready = await standby.ready;
       await back;
+      const reconnectedAt = performance.now();
       const iterViolations: string[] = [];
       await Promise.all(
         names.map((d) =>
@@ -170,7 +171,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
         if (holder !== current.pid) iterViolations.push(`${d}: lease held by ${holder ?? 'nobody'}, not the new host ${current.pid}`);
       }
       for (const v of iterViolations) violations.push(`#${it}: ${v}`);
-      log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  drivable ${drivable.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
+      log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  reconnected ${(reconnectedAt - t0).toFixed(0)}ms  drivable ${drivable.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
       for (const v of iterViolations) log(`      ! ${v}`);
     }
 
