@@ -24,8 +24,7 @@ import { LeaseBook } from './lease-book.js';
 import { reclaimOrphans } from './orphans.js';
 import { pruneDrives, type PrunedDrive } from './prune.js';
 import { reconcile } from './reconcile.js';
-import { DriverStandby, StandbyObservers } from './standby.js';
-import type { TmuxObserver } from '../../backends/tmux/tmux-observer.js';
+import { DriverStandby, StandbyObservers, type PreparedTakeover } from './standby.js';
 import { SessionFactory } from './session-factory.js';
 import { systemClock } from '../../backends/process/system-clock.js';
 
@@ -87,11 +86,16 @@ export class Driver {
     const setup = checkOpenOptions(opts);
     const dataDir = makeDataDir(checkDataDir(setup.loaded.dataDir));
     const backends = new BackendFactory({ config: setup.loaded.config, dataDir, clock: opts.clock ?? systemClock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
-    const observers = await StandbyObservers.start(dataDir, backends);
-    return new DriverStandby(observers, (ready) => Driver.openWith(opts, ready));
+    const journal = Journal.open(dataDir, { onError: (e) => setup.logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
+    try {
+      return new DriverStandby(await StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared));
+    } catch (err) {
+      journal.close();
+      throw err;
+    }
   }
 
-  private static async openWith(opts: DriverOptions, observers: ReadonlyMap<string, TmuxObserver> | undefined): Promise<Driver> {
+  private static async openWith(opts: DriverOptions, prepared: PreparedTakeover | undefined): Promise<Driver> {
     // Everything is validated (config, profile references, options, the data dir itself) before
     // anything is created on disk: a refused open leaves nothing behind.
     const setup = checkOpenOptions(opts);
@@ -104,7 +108,7 @@ export class Driver {
     if (loaded.config.unsafeDisableSandbox) {
       logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
     }
-    const journal = Journal.open(loaded.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
+    const journal = prepared?.journal ?? Journal.open(loaded.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     let audit: AuditLog | undefined;
     try {
       if (loaded.config.audit.enabled) audit = AuditLog.open(loaded.dataDir);
@@ -116,7 +120,7 @@ export class Driver {
     try {
       await reclaimOrphans({ journal, backends, dataDir: loaded.dataDir, logger }, setup.adoptOrphans);
       await reconcile(
-        { journal, leases: driver.leases, backends, sessions: driver.sessionFactory, defaults: loaded.config.defaults, register: (s) => void driver.sessions.set(s.id, s), ...(observers ? { observers } : {}) },
+        { journal, leases: driver.leases, backends, sessions: driver.sessionFactory, defaults: loaded.config.defaults, register: (s) => void driver.sessions.set(s.id, s), ...(prepared ? { observers: prepared.observers } : {}) },
         setup.reattach,
       );
     } catch (err) {

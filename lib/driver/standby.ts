@@ -7,11 +7,12 @@
  * that ends closes its observer's client. Nothing polls; an idle standby costs no CPU. A drive
  * without an observer at takeover (created in the last moment, or its attach failed) is
  * re-attached cold, as Driver.open always did. Observing takes no lease and writes nothing: the
- * journal is only read, once, at start.
+ * journal is read once, at start, and kept open for the takeover (it opens in ~40–130 ms here, and a
+ * database still open needs no WAL recovery after its writer was SIGKILLed).
  */
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import type { TmuxObserver } from '../../backends/tmux/tmux-observer.js';
-import { Journal, NON_TERMINAL_STATES } from '../../journal/journal.js';
+import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
 import type { Driver } from './driver.js';
@@ -34,7 +35,7 @@ export class StandbyObservers {
   private constructor(private readonly backends: BackendFactory) {}
 
   /** Watches the socket directory, then observes every live local drive the journal lists. */
-  static async start(dataDir: string, backends: BackendFactory): Promise<StandbyObservers> {
+  static async start(journal: Journal, backends: BackendFactory): Promise<StandbyObservers> {
     const standby = new StandbyObservers(backends);
     try {
       // The watch first: a drive created while the list is read is seen by one or the other.
@@ -48,16 +49,10 @@ export class StandbyObservers {
       // No socket directory yet (no drive was ever made here): drives made later are re-attached
       // cold at takeover.
     }
-    const journal = Journal.open(dataDir);
-    let names: string[];
-    try {
-      names = journal
-        .listSessions({ states: NON_TERMINAL_STATES })
-        .filter((r) => r.backend === 'tmux' && backends.remoteHostOf(r.socketPath) === undefined)
-        .map((r) => r.id);
-    } finally {
-      journal.close();
-    }
+    const names = journal
+      .listSessions({ states: NON_TERMINAL_STATES })
+      .filter((r) => r.backend === 'tmux' && backends.remoteHostOf(r.socketPath) === undefined)
+      .map((r) => r.id);
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let name = names[next++]; name !== undefined; name = names[next++]) await standby.attach(name, false);
@@ -119,6 +114,12 @@ export class StandbyObservers {
   }
 }
 
+/** What a standby hands Driver.open at takeover. */
+export interface PreparedTakeover {
+  readonly observers: ReadonlyMap<string, TmuxObserver>;
+  readonly journal: Journal;
+}
+
 /**
  * `Driver.standby()`: a Driver not opened yet whose drives are already observed. `takeOver()` is
  * Driver.open with those observers (call it once the data dir is this process's: the host lock);
@@ -130,7 +131,8 @@ export class DriverStandby {
   /** @internal */
   constructor(
     private readonly observers: StandbyObservers,
-    private readonly open: (observers: ReadonlyMap<string, TmuxObserver>) => Promise<Driver>,
+    private readonly journal: Journal,
+    private readonly open: (prepared: PreparedTakeover) => Promise<Driver>,
   ) {}
 
   /** Drives observed now (each one's takeover skips starting a control client). */
@@ -144,7 +146,11 @@ export class DriverStandby {
     this.used = true;
     this.observers.stopWatching();
     try {
-      return await this.open(this.observers.ready);
+      // The journal is the Driver's from here on (closed by it, or by open() when it fails).
+      return await this.open({ observers: this.observers.ready, journal: this.journal });
+    } catch (err) {
+      this.journal.close(); // idempotent: a Driver that was made closed it already
+      throw err;
     } finally {
       await this.observers.close();
     }
@@ -152,7 +158,9 @@ export class DriverStandby {
 
   /** Stops observing (the wait was given up). Idempotent. */
   async close(): Promise<void> {
+    if (this.used) return;
     this.used = true;
     await this.observers.close();
+    this.journal.close();
   }
 }
