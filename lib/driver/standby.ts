@@ -11,11 +11,13 @@
  * database still open needs no WAL recovery after its writer was SIGKILLed).
  */
 import { existsSync, watch, type FSWatcher } from 'node:fs';
-import type { TmuxObserver } from '../../backends/tmux/tmux-observer.js';
 import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
 import type { Driver } from './driver.js';
+
+/** An observer as the backend factory makes it (backends/ is imported by backend-factory.ts alone). */
+type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
 
 /** A socket's name as a drive name (the session name rules of tmux-commands, checked again there). */
 const SOCKET_FILE = /^([A-Za-z0-9][A-Za-z0-9_-]{0,47})\.sock$/;
@@ -97,6 +99,9 @@ export class StandbyObservers {
       this.observers.set(name, observer);
       observer.onEnded(() => {
         if (this.observers.get(name) === observer) this.observers.delete(name);
+        // A drive killed and made again under its name: the new server's socket event may have
+        // come while this observer was still listed.
+        if (existsSync(this.backends.socketPathFor(name))) this.observe(name, true);
       });
     } catch {
       // Not observed: its server is gone, or not ready yet (one retry). Either way the takeover
