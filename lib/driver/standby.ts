@@ -10,7 +10,7 @@
  * journal is read once, at start, and kept open for the takeover (it opens in ~40–130 ms here, and a
  * database still open needs no WAL recovery after its writer was SIGKILLed).
  */
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
@@ -25,6 +25,15 @@ const SOCKET_FILE = /^([A-Za-z0-9][A-Za-z0-9_-]{0,47})\.sock$/;
 const RETRY_AFTER_MS = 100;
 /** Observers attached at once at start (not on the takeover's path: only the waiting standby's). */
 const START_CONCURRENCY = 4;
+
+/** The socket file's inode (a new server binds a new one), or undefined when there is none. */
+function socketInode(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}
 
 export class StandbyObservers {
   private readonly observers = new Map<string, TmuxObserver>();
@@ -97,11 +106,14 @@ export class StandbyObservers {
       const observer = await this.backends.observeLocal(name);
       if (this.stopped) return void (await observer.detach());
       this.observers.set(name, observer);
+      const socketAtAttach = socketInode(this.backends.socketPathFor(name));
       observer.onEnded(() => {
         if (this.observers.get(name) === observer) this.observers.delete(name);
         // A drive killed and made again under its name: the new server's socket event may have
-        // come while this observer was still listed.
-        if (existsSync(this.backends.socketPathFor(name))) this.observe(name, true);
+        // come while this observer was still listed. (The same server's socket: the observer
+        // alone ended; that drive is re-attached cold at takeover.)
+        const now = socketInode(this.backends.socketPathFor(name));
+        if (now !== undefined && now !== socketAtAttach) this.observe(name, true);
       });
     } catch {
       // Not observed: its server is gone, or not ready yet (one retry). Either way the takeover
