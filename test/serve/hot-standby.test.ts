@@ -177,18 +177,21 @@ describe('a hot standby', () => {
     await killServe(standby, 'SIGTERM');
   });
 
-  it('a drive whose observer ended, and one created just before the kill, are re-attached cold and driven after the takeover', async () => {
+  it('a drive whose observer ended, and one created just before the kill, are re-attached cold and driven after the takeover; a drive the holder closed is not taken', async () => {
     const args = ['--data-dir', dataDir, '--config', config];
     const first = startServe(args);
     hosts.push(first);
     await first.ready;
     const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 30_000 });
     clients.push(owner);
-    for (const name of ['kept', 'lost']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
+    for (const name of ['kept', 'lost', 'closed']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
     const standby = startServe(args, ['--standby']);
     hosts.push(standby);
     await standbyWaiting(standby);
-    for (const d of ['kept', 'lost']) await expect.poll(() => observersOf(standby.pid, d).length, { timeout: 10_000 }).toBe(1);
+    for (const d of ['kept', 'lost', 'closed']) await expect.poll(() => observersOf(standby.pid, d).length, { timeout: 10_000 }).toBe(1);
+    // A drive the holder closes: its server goes, and the observer with it.
+    await owner.drive('closed').kill();
+    await expect.poll(() => observersOf(standby.pid, 'closed').length, { timeout: 5000 }).toBe(0);
     // The observer of `lost` ends (killed by pid): the standby forgets it, and adopts nothing for it.
     for (const pid of observersOf(standby.pid, 'lost')) process.kill(pid, 'SIGKILL');
     await expect.poll(() => observersOf(standby.pid, 'lost').length, { timeout: 5000 }).toBe(0);
@@ -202,6 +205,7 @@ describe('a hot standby', () => {
     expect(await lastReattach(owner, 'kept')).toEqual({ observed: true });
     expect(await lastReattach(owner, 'lost')).toEqual({});
     expect(await lastReattach(owner, 'late')).toBeDefined();
+    expect((await owner.list()).find((i) => i.id === 'closed')?.state).not.toBe('live');
     for (const d of ['kept', 'lost', 'late']) {
       expect(leaseHolder(d)).toBe(standby.pid);
       expect(census(d)).toEqual({ servers: 1, bashes: 1, controlClients: 1 });
