@@ -229,7 +229,12 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     await Promise.all(loops);
     // Every stored journal event of every drive reached the observer once, in order.
     for (const d of names) {
-      const stored = (await owner.drive(d).events({ limit: 1000 })).map((e) => e.seq);
+      // Every stored event, page by page (a long run stores more than one page per drive).
+      const stored: number[] = [];
+      for (let page = await owner.drive(d).events({ limit: 1000 }); page.length > 0; page = await owner.drive(d).events({ afterSeq: stored.at(-1) as number, limit: 1000 })) {
+        stored.push(...page.map((e) => e.seq));
+        if (page.length < 1000) break;
+      }
       const got = seen.get(d) ?? [];
       for (let wait = 0; wait < 50 && got.length < stored.length; wait++) await new Promise((r) => setTimeout(r, 100));
       if (got.join(',') !== stored.join(',')) violations.push(`${d}: the observer saw journal seqs ${got.length} [${got.slice(-5).join(',')}] vs stored ${stored.length} [${stored.slice(-5).join(',')}]`);
