@@ -6,8 +6,11 @@
  *
  * - no double drive: each drive has one tmux server, one bash, one control client, and its lease
  *   names the new host (nothing relaunched, the dead host's control client gone);
- * - every drive is drivable again: the reconnected client's sendKeys reaches each one (the time
- *   from the SIGKILL to that, and to the standby's ready line, are the takeover figures);
+ * - every drive is drivable again: through the reconnected client each one takes a key (C-u, which
+ *   also clears a line a driver's cut-short submit left typed) and then an echo typed into it is
+ *   seen on its screen (the drivers pause from just before the SIGKILL until then); the times from
+ *   the SIGKILL to the standby's ready line, to every drive's key and to every drive's echo are
+ *   the takeover figures;
  * - at the end, the observer received every stored journal event of every drive exactly once.
  *
  * Calls in flight when a host dies fail with HOST_LOST (delivery unknown); they are counted, not
@@ -35,8 +38,9 @@ export interface ServeTortureReport {
   readonly iterations: number;
   readonly drives: number;
   readonly seed: number;
-  /** Per takeover: SIGKILL → the standby's ready line, and → every drive took a key through the client. */
+  /** Per takeover: SIGKILL → the standby's ready line, → every drive took a key, → every drive's echo was seen. */
   readonly readyMs: readonly number[];
+  readonly keyMs: readonly number[];
   readonly drivableMs: readonly number[];
   readonly ops: number;
   /** Calls that failed because their host died under them (HOST_LOST), by code. */
@@ -44,6 +48,9 @@ export interface ServeTortureReport {
   readonly waitTimeouts: number;
   /** A host started cold on the same drives after a clean stop: spawn → ready. */
   readonly coldStartMs: number;
+  /** The same key-then-echo round on every drive of a steady host (no takeover): its own cost. */
+  readonly steadyKeyMs: number;
+  readonly steadyEchoMs: number;
   readonly violations: readonly string[];
   readonly totalMs: number;
 }
@@ -68,6 +75,27 @@ function leaseHolder(dataDir: string, drive: string): number | undefined {
   }
 }
 
+/**
+ * Every drive takes a key (C-u: also clears a line a cut-short submit left typed), then shows an
+ * echo typed into it; when each step was done for all (performance.now()).
+ */
+async function driveEveryOne(owner: Client, names: readonly string[], tag: string, violations: string[]): Promise<{ keyAt: number; echoAt: number }> {
+  await Promise.all(names.map((d) => owner.drive(d).sendKeys('C-u').catch((err: unknown) => void violations.push(`${d}: took no key: ${(err as Error).message.slice(0, 200)}`))));
+  const keyAt = performance.now();
+  await Promise.all(
+    names.map(async (d) => {
+      try {
+        await owner.drive(d).sendText(`echo ${tag}-$((6 * 7))`, { submit: true });
+        const r = await owner.drive(d).wait({ forText: new RegExp(`^${tag}-42$`, 'm'), timeoutMs: 15_000 });
+        if (r.outcome !== 'text') violations.push(`${d}: the echo typed was not seen (${r.outcome})`);
+      } catch (err) {
+        violations.push(`${d}: not drivable: ${(err as Error).message.slice(0, 200)}`);
+      }
+    }),
+  );
+  return { keyAt, echoAt: performance.now() };
+}
+
 export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeTortureReport> {
   const started = performance.now();
   const n = opts.drives ?? 20;
@@ -80,13 +108,19 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
   const names = Array.from({ length: n }, (_, i) => `s${i}`);
   const violations: string[] = [];
   const readyMs: number[] = [];
+  const keyMs: number[] = [];
   const drivableMs: number[] = [];
   const clients: Client[] = [];
+  /** Set from just before a SIGKILL until every drive's echo was seen: the drivers wait. */
+  let hold: Promise<void> | undefined;
+  let release: () => void = () => undefined;
   let ops = 0;
   let lostCalls = 0;
   /** Waits that ended without their echo (a send lost with its host shows up here). */
   let timeouts = 0;
   let coldStartMs = Number.NaN;
+  let steadyKeyMs = Number.NaN;
+  let steadyEchoMs = Number.NaN;
   let stop = false;
   let current: ServeProcess | undefined;
   let standby: ServeProcess | undefined;
@@ -114,6 +148,8 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
         (async () => {
           let counter = k * 1_000_000;
           while (!stop) {
+            if (hold) await hold;
+            if (stop) break;
             // Each driver its own drives: two typing into one drive at once interleave their keys.
             const mine = names.filter((_, i) => i % driverCount === k);
             const d = c.drive(mine[Math.floor(rand() * mine.length)] as string);
@@ -133,6 +169,19 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
       );
     }
 
+    // The baseline: the same round on a host that is not taking over (the drivers paused as in a takeover).
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    await new Promise((r) => setTimeout(r, 300)); // the drivers' ops in flight finish
+    const steadyStart = performance.now();
+    const steadyRound = await driveEveryOne(owner, names, 'steady', violations);
+    steadyKeyMs = steadyRound.keyAt - steadyStart;
+    steadyEchoMs = steadyRound.echoAt - steadyStart;
+    hold = undefined;
+    release();
+    log(`steady host: every drive took a key in ${steadyKeyMs.toFixed(0)} ms, showed its echo in ${steadyEchoMs.toFixed(0)} ms`);
+
     for (let it = 1; it <= opts.iterations; it++) {
       standby = startServe(dir, true);
       await standby.waiting;
@@ -144,21 +193,22 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
           r();
         });
       });
+      hold = new Promise<void>((r) => {
+        release = r;
+      });
       const t0 = performance.now();
       await (current as ServeProcess).kill('SIGKILL');
       const ready = await standby.ready;
       await back;
+      const reconnectedAt = performance.now();
       const iterViolations: string[] = [];
-      await Promise.all(
-        names.map((d) =>
-          owner
-            .drive(d)
-            .sendKeys('Enter')
-            .catch((err: unknown) => void iterViolations.push(`${d}: not drivable after the takeover: ${(err as Error).message.slice(0, 200)}`)),
-        ),
-      );
-      const drivable = performance.now() - t0;
+      const round = await driveEveryOne(owner, names, `tk${it}`, iterViolations);
+      const keyed = round.keyAt - t0;
+      const drivable = round.echoAt - t0;
+      hold = undefined;
+      release();
       readyMs.push(ready.at - t0);
+      keyMs.push(keyed);
       drivableMs.push(drivable);
       current = standby;
       standby = undefined;
@@ -170,15 +220,21 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
         if (holder !== current.pid) iterViolations.push(`${d}: lease held by ${holder ?? 'nobody'}, not the new host ${current.pid}`);
       }
       for (const v of iterViolations) violations.push(`#${it}: ${v}`);
-      log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  drivable ${drivable.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
+      log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  reconnected ${(reconnectedAt - t0).toFixed(0)}ms  key ${keyed.toFixed(0)}ms  echo ${drivable.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
       for (const v of iterViolations) log(`      ! ${v}`);
     }
 
     stop = true;
+    release();
     await Promise.all(loops);
     // Every stored journal event of every drive reached the observer once, in order.
     for (const d of names) {
-      const stored = (await owner.drive(d).events({ limit: 1000 })).map((e) => e.seq);
+      // Every stored event, page by page (a long run stores more than one page per drive).
+      const stored: number[] = [];
+      for (let page = await owner.drive(d).events({ limit: 1000 }); page.length > 0; page = await owner.drive(d).events({ afterSeq: stored.at(-1) as number, limit: 1000 })) {
+        stored.push(...page.map((e) => e.seq));
+        if (page.length < 1000) break;
+      }
       const got = seen.get(d) ?? [];
       for (let wait = 0; wait < 50 && got.length < stored.length; wait++) await new Promise((r) => setTimeout(r, 100));
       if (got.join(',') !== stored.join(',')) violations.push(`${d}: the observer saw journal seqs ${got.length} [${got.slice(-5).join(',')}] vs stored ${stored.length} [${stored.slice(-5).join(',')}]`);
@@ -192,12 +248,13 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     for (const d of names) await owner.drive(d).kill();
   } finally {
     stop = true;
+    release();
     for (const c of clients) await c.close();
     await standby?.kill();
     await current?.kill('SIGTERM');
     dir.remove();
   }
-  const report: ServeTortureReport = { iterations: opts.iterations, drives: n, seed, readyMs, drivableMs, ops, lostCalls, waitTimeouts: timeouts, coldStartMs, violations, totalMs: performance.now() - started };
+  const report: ServeTortureReport = { iterations: opts.iterations, drives: n, seed, readyMs, keyMs, drivableMs, steadyKeyMs, steadyEchoMs, ops, lostCalls, waitTimeouts: timeouts, coldStartMs, violations, totalMs: performance.now() - started };
   const sorted = [...drivableMs].sort((a, b) => a - b);
   log(
     `serve-torture: ${opts.iterations} SIGKILLs of the serving host, ${ops} driving ops, ${lostCalls} calls lost in flight, ${timeouts} waits timed out, ${violations.length} violations; ` +

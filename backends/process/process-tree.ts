@@ -11,7 +11,7 @@
  * lib/common and the port types of lib/session/backend.ts and lib/perceive/activity.ts, nothing
  * of the backends that use it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcStat {
   readonly pid: number;
@@ -95,9 +95,51 @@ export function treeOf(all: readonly ProcStat[], root: number): ProcStat[] {
   return out;
 }
 
+/**
+ * Whether this kernel lists a task's children (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN):
+ * then a tree is a few reads from its root instead of a scan of every process of the machine
+ * (the scan cost ~85 ms per drive under load here, 20 drives sampled at once after a takeover).
+ */
+const CHILDREN_LISTED = ((): boolean => {
+  try {
+    readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'latin1');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** The tree walked down the children lists; undefined when one cannot be read (then the scan is used). */
+function treeByChildren(root: number): ProcStat[] | undefined {
+  const out: ProcStat[] = [];
+  const stack = [root];
+  for (let pid = stack.pop(); pid !== undefined; pid = stack.pop()) {
+    const st = readStat(pid);
+    if (!st) continue; // gone meanwhile
+    if (st.state !== 'Z') out.push(st);
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const tid of tasks) {
+      let children: string;
+      try {
+        children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'latin1');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && existsSync(`/proc/${pid}/task/${tid}`)) return undefined;
+        continue; // the thread or process ended meanwhile
+      }
+      for (const child of children.split(' ')) if (child.trim() !== '') stack.push(Number(child));
+    }
+  }
+  return out;
+}
+
 /** The live (non-zombie) processes of the tree rooted at `root`, root first. */
 export function processTree(root: number): ProcStat[] {
-  return treeOf(allStats(), root);
+  return (CHILDREN_LISTED ? treeByChildren(root) : undefined) ?? treeOf(allStats(), root);
 }
 
 /** Live processes of session `sid`: what a program double-forked (without setsid) is still in it. */

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ControlParser, type ControlEvent } from '../../lib/control/parser.js';
 import { CommandQueue, type QueuedCommand, type Reply } from '../../lib/control/command-queue.js';
-import { controlAttachArgv } from '../../lib/control/tmux-commands.js';
+import { controlAttachArgv, observerAttachArgv } from '../../lib/control/tmux-commands.js';
 import type { Clock } from '../../lib/common/clock.js';
 import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/common/errors.js';
 
@@ -27,6 +27,8 @@ export interface ControlClientOptions {
    * drive passes the ssh-wrapped argv (backends/ssh).
    */
   readonly command?: (args: readonly string[]) => TmuxRun;
+  /** A hot standby's observer (read-only, no pane output): see observerAttachArgv. */
+  readonly observer?: boolean;
 }
 
 /** How to run one `tmux` process: the program, its argv, its whole environment and its cwd. */
@@ -51,9 +53,14 @@ export class ControlClient {
   private exitReason: string | undefined;
   private closed = false;
   private readonly closedPromise: Promise<void>;
+  /** Where events and the close go: rewire() hands an observer's client to the backend adopting it. */
+  private onEvent: ControlClientOptions['onEvent'];
+  private onClosed: ControlClientOptions['onClosed'];
 
   private constructor(private readonly opts: ControlClientOptions, ready: (err?: Error) => void) {
-    const args = controlAttachArgv(opts.socket, opts.session);
+    this.onEvent = opts.onEvent;
+    this.onClosed = opts.onClosed;
+    const args = (opts.observer ? observerAttachArgv : controlAttachArgv)(opts.socket, opts.session);
     const run: TmuxRun = opts.command ? opts.command(args) : { file: opts.tmuxPath, args, env: opts.env, cwd: TMUX_CWD };
     this.child = spawn(run.file, [...run.args], {
       env: { ...run.env },
@@ -72,7 +79,7 @@ export class ControlClient {
         } else if (event.kind === 'notification' && event.name === 'exit') {
           this.exitReason = event.reason;
         }
-        opts.onEvent(event);
+        this.onEvent(event);
       },
       // Reply blocks arrive in command order: the head of the queue says how the next one is framed.
       { replyFraming: () => this.queue.framingOfNext() },
@@ -92,7 +99,7 @@ export class ControlClient {
         const reason = this.exitReason ?? (stderr.trim() || undefined);
         this.queue.close(new ClosedError('CONTROL_CLOSED', `tmux control client ended${reason ? `: ${reason}` : ''}`, { reason }));
         if (!attached) ready(new TmuxDriveError('TMUX_START_FAILED', `tmux control client could not attach to ${opts.session}: ${reason ?? 'no reason given'}`, { reason }));
-        opts.onClosed(reason);
+        this.onClosed(reason);
         resolve();
       });
     });
@@ -122,6 +129,12 @@ export class ControlClient {
         } else resolve(client!);
       });
     });
+  }
+
+  /** From now on, events and the close go to these (an observer adopted as a driver). */
+  rewire(onEvent: ControlClientOptions['onEvent'], onClosed: ControlClientOptions['onClosed']): void {
+    this.onEvent = onEvent;
+    this.onClosed = onClosed;
   }
 
   /** Commands written whose reply has not arrived yet (timed-out ones included: tmux still answers them). */

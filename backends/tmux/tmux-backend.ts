@@ -29,6 +29,7 @@ import {
   killServerArgv,
   operatorAttachArgv,
   pasteText,
+  refreshClientOutputOn,
   resizeWindow,
   serverConfig,
   startServerArgv,
@@ -36,7 +37,7 @@ import {
 import type { BackendListener, DriveBackend, SignalName, VisibleGrid } from '../../lib/session/backend.js';
 import { signalForeground } from '../process/signal-foreground.js';
 import { waitGone } from '../process/wait-gone.js';
-import { DEAD_SUBSCRIPTION, attachHandshake } from './attach-handshake.js';
+import { DEAD_SUBSCRIPTION, attachHandshake, promoteHandshake, type AttachedPane, type HandshakeContext } from './attach-handshake.js';
 import { ControlClient } from './control-client.js';
 import { PaneExitReader } from './pane-exit.js';
 import { PaneResync } from './pane-resync.js';
@@ -53,6 +54,12 @@ export interface TmuxLaunch extends TmuxTarget {
   readonly scrollback: number;
   /** The pane's argv; it enters the working directory itself (tmux's `-c` is format-expanded). */
   readonly argv: readonly string[];
+}
+
+/** A standby observer's client and the pane its handshake found (tmux-observer.ts). */
+export interface AdoptedClient {
+  readonly client: ControlClient;
+  readonly pane: AttachedPane;
 }
 
 export class TmuxBackend implements DriveBackend {
@@ -153,52 +160,90 @@ export class TmuxBackend implements DriveBackend {
     return backend;
   }
 
-  /** `endStale`: end every other control client first (re-attach: they are a dead host's). */
-  private async connect(endStale = false): Promise<void> {
+  /**
+   * Adopts a hot standby's observer client (tmux-observer.ts) as this drive's control client once
+   * the caller holds the drive's lease: no process to start and no attach to wait for; the client
+   * is made read-write, stale clients are ended as in attach(), and the first resync turns pane
+   * output on inside its batch, so the rebuilt mirror has no gap and no overlap.
+   */
+  static async adopt(target: TmuxTarget, listener: BackendListener, observer: AdoptedClient): Promise<TmuxBackend> {
+    const backend = new TmuxBackend(target, listener);
+    try {
+      await backend.connect(true, observer);
+    } finally {
+      backend.markConnected();
+    }
+    await backend.exitReader.settled();
+    return backend;
+  }
+
+  /**
+   * `endStale`: end every other control client first (re-attach: they are a dead host's).
+   * `adopted`: an observer's client already attached (adopt()), instead of a new one.
+   */
+  private async connect(endStale = false, adopted?: AdoptedClient): Promise<void> {
     const host = this.host;
     const generation = ++this.generation;
     const current = (): boolean => generation === this.generation;
-    const client = await ControlClient.attach({
-      ...(host.remote ? { command: (args: readonly string[]) => host.tmuxCommand(args, this.target.env) } : {}),
-      tmuxPath: this.target.tmuxPath,
-      socket: this.socket,
-      session: this.target.name,
-      clock: this.target.clock,
-      env: this.target.env,
-      timeoutMs: this.target.timeoutMs,
-      onEvent: (event) => {
-        if (current()) this.onEvent(event);
-      },
-      onClosed: (reason) => {
-        if (current()) this.onClosed(reason);
-      },
-    });
-    this.client = client;
-    try {
-      await attachHandshake({
-        client,
+    const onEvent = (event: ControlEvent): void => {
+      if (current()) this.onEvent(event);
+    };
+    const onClosed = (reason: string | undefined): void => {
+      if (current()) this.onClosed(reason);
+    };
+    if (adopted) {
+      if (adopted.client.isClosed) throw new ClosedError('CONTROL_CLOSED', `the observer of drive ${this.target.name} has ended`, { name: this.target.name });
+      adopted.client.rewire(onEvent, onClosed);
+    }
+    const client =
+      adopted?.client ??
+      (await ControlClient.attach({
+        ...(host.remote ? { command: (args: readonly string[]) => host.tmuxCommand(args, this.target.env) } : {}),
+        tmuxPath: this.target.tmuxPath,
+        socket: this.socket,
         session: this.target.name,
-        host,
         clock: this.target.clock,
+        env: this.target.env,
         timeoutMs: this.target.timeoutMs,
-        endStale,
-        identified: (attached) => {
-          this.serverPid = attached.serverPid;
-          this.pane = attached.pane;
-          this.pid = attached.pid;
-        },
-        incident: (code, detail) => this.listener.incident(code, detail),
-        operatorsFound: (names) => {
-          for (const name of names) this.operatorClients.add(name);
-          if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
-        },
-      });
-      await this.resync('attach');
+        onEvent,
+        onClosed,
+      }));
+    this.client = client;
+    const handshake: HandshakeContext = {
+      client,
+      session: this.target.name,
+      host,
+      clock: this.target.clock,
+      timeoutMs: this.target.timeoutMs,
+      endStale,
+      identified: (attached) => {
+        this.serverPid = attached.serverPid;
+        this.pane = attached.pane;
+        this.pid = attached.pid;
+      },
+      incident: (code, detail) => this.listener.incident(code, detail),
+      operatorsFound: (names) => {
+        for (const name of names) this.operatorClients.add(name);
+        if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
+      },
+    };
+    try {
+      if (adopted) {
+        // The observer knows its pane already: the promotion batch and the first resync (which
+        // turns output on inside its batch) are written together, two round trips in all.
+        handshake.identified(adopted.pane);
+        const settled = await Promise.allSettled([promoteHandshake(handshake), this.sync.resync([refreshClientOutputOn()], 'attach')]);
+        for (const r of settled) if (r.status === 'rejected') throw r.reason;
+      } else {
+        await attachHandshake(handshake);
+        await this.resync('attach');
+      }
     } catch (err) {
       client.terminate();
       throw err;
     }
   }
+
 
   private get live(): ControlClient {
     if (!this.client || this.client.isClosed) throw new ClosedError('SESSION_CLOSED', `drive ${this.target.name} is not connected`, { name: this.target.name });

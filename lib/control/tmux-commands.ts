@@ -120,6 +120,21 @@ export function displayMessage(target: PaneId | SessionName, format: string): Tm
   return { line: `display-message -p -t ${paneOrSession(target)} -- '${fixedFormat(format)}'` };
 }
 
+/**
+ * An observer becomes the driver (its host took the drive's lease): `switch-client -r` toggles
+ * read-only off (tmux 3.3a refuses `refresh-client -f '!read-only'` from a read-only client), and
+ * `#{client_readonly}` is read back in the same batch. Output is turned on by
+ * refreshClientOutputOn, inside the first resync's batch, so the capture brackets it.
+ */
+export function switchClientReadWrite(): TmuxCommand[] {
+  return [{ line: 'switch-client -r' }, { line: `display-message -p -- '${fixedFormat('#{client_readonly}')}'` }];
+}
+
+/** `refresh-client -f '!no-output'`: pane output flows to this client from here on. */
+export function refreshClientOutputOn(): TmuxCommand {
+  return { line: "refresh-client -f '!no-output'" };
+}
+
 /** `list-clients -F '<format>'`. */
 export function listClients(format: string): TmuxCommand {
   return { line: `list-clients -F '${fixedFormat(format)}'` };
@@ -392,9 +407,31 @@ export function controlAttachArgv(socket: string, target: SessionName): string[]
   return ['-u', '-S', argvOption(socket), '-C', 'attach-session', '-t', sessionTarget(target)];
 }
 
-/** True for the argv controlAttachArgv made for `socket` (a census of a drive's control clients). */
+/**
+ * True for the argv controlAttachArgv or observerAttachArgv made for `socket` (a census of a
+ * drive's control clients: an adopted observer drives with its observer argv).
+ */
 export function isControlAttachArgv(argv: readonly string[], socket: string): boolean {
   return argv.includes(socket) && argv.includes('-C') && argv.includes('attach-session');
+}
+
+/** A standby's observer: read-only (and so ignore-size) and sent no pane output at all. */
+const OBSERVER_FLAGS = 'read-only,no-output';
+
+/**
+ * `tmux -u -S <socket> -C attach-session -f read-only,no-output -t <session>`: a hot standby's
+ * observer of a drive another host drives. No output: the holder's pane is never slowed by it (tmux
+ * queues nothing for it, so no pause-after or flow control applies) and the standby parses nothing
+ * while it waits. Read-only is a label in tmux 3.3a, not a fence (commands on a control client's
+ * stdin are not checked against it): the lease is the fence; the label tells observers apart.
+ */
+export function observerAttachArgv(socket: string, target: SessionName): string[] {
+  return ['-u', '-S', argvOption(socket), '-C', 'attach-session', '-f', OBSERVER_FLAGS, '-t', sessionTarget(target)];
+}
+
+/** True for the argv observerAttachArgv made for `socket` (a standby's observer, or the driver it became). */
+export function isObserverAttachArgv(argv: readonly string[], socket: string): boolean {
+  return argv.includes(socket) && argv.includes('-C') && argv.includes('attach-session') && argv.includes(OBSERVER_FLAGS);
 }
 
 /** `tmux -S <socket> attach-session [-r] -t <session>`: what an operator runs to take over. */

@@ -18,6 +18,7 @@ import { SpawnBackend } from '../../backends/spawn/spawn-backend.js';
 import { sampleProcessActivity } from '../../backends/process/process-activity.js';
 import { findProcesses, isAlive, readStat } from '../../backends/process/process-tree.js';
 import { TmuxBackend } from '../../backends/tmux/tmux-backend.js';
+import { TmuxObserver } from '../../backends/tmux/tmux-observer.js';
 import { socketAnswers, socketPathFor, type TmuxTarget } from '../../backends/tmux/tmux-host.js';
 import { endUnfinishedLaunch, removeLegacyPasteFiles } from '../../backends/tmux/launch-leftovers.js';
 import { SshHost, checkHosts, hostIdOfJournalSocket, journalSocketFor, remoteSocketDir } from '../../backends/ssh/ssh-host.js';
@@ -124,6 +125,11 @@ export class BackendFactory {
   /** Attaches to the live local tmux server of a journaled drive. */
   attachLocal(name: string, listener: BackendListener): Promise<TmuxBackend> {
     return TmuxBackend.attach(this.localTarget(name, clientEnv()), listener);
+  }
+
+  /** A hot standby's observer of a local drive another host drives (tmux-observer.ts). */
+  observeLocal(name: string): Promise<TmuxObserver> {
+    return TmuxObserver.attach(this.localTarget(name, clientEnv()));
   }
 
   /** Attaches to a journaled drive's tmux server on remote host `hostId`. */

@@ -24,11 +24,13 @@ import { LeaseBook } from './lease-book.js';
 import { reclaimOrphans } from './orphans.js';
 import { pruneDrives, type PrunedDrive } from './prune.js';
 import { reconcile } from './reconcile.js';
+import { DriverStandby, StandbyObservers, type PreparedTakeover } from './standby.js';
 import { SessionFactory } from './session-factory.js';
 import { systemClock } from '../../backends/process/system-clock.js';
 
 export type { CreateApprovalRequest, CreateOptions, DriverOptions, Logger } from './driver-options.js';
 export type { PrunedDrive } from './prune.js';
+export type { DriverStandby } from './standby.js';
 
 export interface SessionInfo {
   readonly id: string;
@@ -69,7 +71,31 @@ export class Driver {
     this.sessionFactory = new SessionFactory({ config: loaded.config, profiles, clock, journal, leases: this.leases, audit, backends });
   }
 
-  static async open(opts: DriverOptions = {}): Promise<Driver> {
+  static open(opts: DriverOptions = {}): Promise<Driver> {
+    return Driver.openWith(opts, undefined);
+  }
+
+  /**
+   * A hot standby for a data dir another process drives: every live local drive is observed now
+   * (a read-only control client sent no output; drives created later are seen through an inotify
+   * watch on the socket directory), and `takeOver()` opens the Driver adopting those clients, so
+   * the takeover starts no `tmux -C` for them. Call takeOver() only once this process may drive
+   * the data dir (the serving host's lock); the leases stay the fence either way.
+   */
+  static async standby(opts: DriverOptions = {}): Promise<DriverStandby> {
+    const setup = checkOpenOptions(opts);
+    const dataDir = makeDataDir(checkDataDir(setup.loaded.dataDir));
+    const backends = new BackendFactory({ config: setup.loaded.config, dataDir, clock: opts.clock ?? systemClock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
+    const journal = Journal.open(dataDir, { onError: (e) => setup.logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
+    try {
+      return new DriverStandby(await StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared));
+    } catch (err) {
+      journal.close();
+      throw err;
+    }
+  }
+
+  private static async openWith(opts: DriverOptions, prepared: PreparedTakeover | undefined): Promise<Driver> {
     // Everything is validated (config, profile references, options, the data dir itself) before
     // anything is created on disk: a refused open leaves nothing behind.
     const setup = checkOpenOptions(opts);
@@ -82,7 +108,7 @@ export class Driver {
     if (loaded.config.unsafeDisableSandbox) {
       logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });
     }
-    const journal = Journal.open(loaded.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
+    const journal = prepared?.journal ?? Journal.open(loaded.dataDir, { onError: (e) => logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     let audit: AuditLog | undefined;
     try {
       if (loaded.config.audit.enabled) audit = AuditLog.open(loaded.dataDir);
@@ -94,7 +120,7 @@ export class Driver {
     try {
       await reclaimOrphans({ journal, backends, dataDir: loaded.dataDir, logger }, setup.adoptOrphans);
       await reconcile(
-        { journal, leases: driver.leases, backends, sessions: driver.sessionFactory, defaults: loaded.config.defaults, register: (s) => void driver.sessions.set(s.id, s) },
+        { journal, leases: driver.leases, backends, sessions: driver.sessionFactory, defaults: loaded.config.defaults, register: (s) => void driver.sessions.set(s.id, s), ...(prepared ? { observers: prepared.observers } : {}) },
         setup.reattach,
       );
     } catch (err) {

@@ -1,12 +1,13 @@
 /**
  * Re-attaching at open: every non-terminal drive of the journal that no live process holds. A live
- * server is attached (stale control clients ended, mirror rebuilt from a snapshot, a gap marked);
+ * server is attached (stale control clients ended, mirror rebuilt from a snapshot, a gap marked),
+ * through a hot standby's observer when there is one (standby.ts: no control client to start);
  * a gone one is reported `failed` with its journal kept; a remote host that cannot be reached
  * leaves its rows for a later open. Nothing is ever relaunched.
  */
 import { TmuxDriveError } from '../common/errors.js';
 import type { Session } from '../session/session.js';
-import type { DriveBackend } from '../session/backend.js';
+import type { BackendListener, DriveBackend } from '../session/backend.js';
 import { LeaseError, NON_TERMINAL_STATES, type Journal, type SessionRecord } from '../../journal/journal.js';
 import type { BackendFactory } from './backend-factory.js';
 import type { LeaseBook } from './lease-book.js';
@@ -24,17 +25,26 @@ export interface ReconcileContext {
   readonly defaults: { readonly cols: number; readonly rows: number };
   /** Hands a re-attached (or failed) drive to the driver. */
   register(session: Session): void;
+  /** A hot standby's observers by drive name (standby.ts): adopted once the drive's lease is taken. */
+  readonly observers?: ReadonlyMap<string, { readonly isClosed: boolean; adopt(listener: BackendListener): Promise<DriveBackend> }>;
 }
 
 /** Reconciles the journal's drives (`which`: all, or these names), a few at a time. */
 export async function reconcile(ctx: ReconcileContext, which: 'all' | readonly string[]): Promise<void> {
   const records = ctx.journal.listSessions({ states: NON_TERMINAL_STATES }).filter((r) => which === 'all' || which.includes(r.id));
-  // A few at a time: each re-attach is a subprocess plus a capture; tmux servers are independent.
+  const observed = (r: SessionRecord): boolean => ctx.observers?.get(r.id)?.isClosed === false;
+  // A few at a time: each cold re-attach is a subprocess plus a capture; tmux servers are
+  // independent. An observed drive starts no process (a few commands on a client already
+  // attached), so those all go at once, beside the cold ones.
+  const cold = records.filter((r) => !observed(r));
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let rec = records[next++]; rec; rec = records[next++]) await reconcileOne(ctx, rec);
+    for (let rec = cold[next++]; rec; rec = cold[next++]) await reconcileOne(ctx, rec);
   };
-  await Promise.all(Array.from({ length: Math.min(RECONCILE_CONCURRENCY, records.length) }, worker));
+  await Promise.all([
+    ...records.filter(observed).map((rec) => reconcileOne(ctx, rec)),
+    ...Array.from({ length: Math.min(RECONCILE_CONCURRENCY, cold.length) }, worker),
+  ]);
 }
 
 async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<void> {
@@ -66,6 +76,18 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
   }
   const remoteId = rec.backend === 'tmux' ? backends.remoteHostOf(rec.socketPath) : undefined;
   if (remoteId !== undefined) return reconcileRemote(ctx, rec, remoteId, session);
+  const observer = rec.backend === 'tmux' ? ctx.observers?.get(rec.id) : undefined;
+  if (observer && !observer.isClosed) {
+    // The observer's client is attached, so the server answers: adopted under the lease just
+    // taken. If that fails (the server ended meanwhile, or the client did) the drive goes the
+    // cold way below, which tells a gone server from a live one.
+    try {
+      const backend = await observer.adopt(session.listener);
+      return await attachRecorded(ctx, rec, session, () => Promise.resolve(backend), { observed: true });
+    } catch {
+      /* re-attached cold */
+    }
+  }
   const alive = rec.backend === 'tmux' && (await backends.localServerAnswers(rec.socketPath));
   if (!alive) {
     // A host killed inside create() can leave a tmux still starting (its socket not yet bound):
@@ -81,13 +103,14 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
 }
 
 /** Attaches a journaled drive whose server answers: live again, a gap marked; or failed, with why. */
-async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session: Session, attach: () => Promise<DriveBackend>): Promise<void> {
+async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session: Session, attach: () => Promise<DriveBackend>, tags: { readonly observed?: boolean } = {}): Promise<void> {
   try {
     session.bind(await attach());
     session.markGap('reattach');
     // The program may have ended while no host was attached (its exit is journaled already).
     if (session.lifecycle === 'live') ctx.journal.updateSession(rec.id, { state: 'live' });
-    ctx.journal.appendEvent(rec.id, 'reattach', {});
+    // `observed`: a hot standby's observer was adopted (no control client started).
+    ctx.journal.appendEvent(rec.id, 'reattach', tags);
   } catch (err) {
     ctx.journal.markFailed(rec.id, 'reattach_failed');
     ctx.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });

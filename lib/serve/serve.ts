@@ -11,7 +11,7 @@
  * journal/audit-log and journal/process-identity, the data dir checks; nothing of a drive's inside.
  */
 import { rmSync } from 'node:fs';
-import { Driver, type DriverOptions, type Logger } from '../driver/driver.js';
+import { Driver, type DriverOptions, type DriverStandby, type Logger } from '../driver/driver.js';
 import { checkDataDir, makeDataDir } from '../driver/data-dir.js';
 import { loadConfig } from '../driver/load-config.js';
 import type { DriverConfigInput } from '../policy/config-schema.js';
@@ -110,10 +110,14 @@ export class ServingHost {
   }
 }
 
-/** The exclusive host lock, now (HOST_HELD naming who holds it) or, for a standby, once it is free. */
-async function takeHostLock(paths: ServePaths, opts: ServeOptions): Promise<HostLock> {
+/**
+ * The exclusive host lock, now (HOST_HELD naming who holds it) or, for a standby, once it is free.
+ * A standby observes the live drives while it waits (`hot`), so its takeover starts no control
+ * client for them.
+ */
+async function takeHostLock(paths: ServePaths, opts: ServeOptions, hot?: () => Promise<DriverStandby>): Promise<{ lock: HostLock; standby?: DriverStandby }> {
   const lock = await HostLock.tryAcquire(paths.lock, 'exclusive');
-  if (lock) return lock;
+  if (lock) return { lock };
   const holder = readHostRecord(paths);
   if (!opts.standby) {
     if (holder) {
@@ -122,8 +126,20 @@ async function takeHostLock(paths: ServePaths, opts: ServeOptions): Promise<Host
     const pids = lockHolders(paths.lock).filter((p) => p !== process.pid);
     throw new HostError('HOST_HELD', `in-process tmux-drive commands hold ${paths.dataDir}${pids.length > 0 ? ` (pid ${pids.join(', ')})` : ''}: let them finish, or start with --standby to take over when they do`, { pids, dataDir: paths.dataDir });
   }
+  let standby: DriverStandby | undefined;
+  try {
+    standby = await hot?.();
+  } catch (err) {
+    // Observing is an optimisation: without it the takeover re-attaches cold, as it always could.
+    opts.logger?.warn(`standby: the live drives are not observed while waiting (${(err as Error).message}); the takeover re-attaches them cold`);
+  }
   opts.onWaiting?.(holder);
-  return HostLock.acquire(paths.lock, 'exclusive', opts.signal);
+  try {
+    return { lock: await HostLock.acquire(paths.lock, 'exclusive', opts.signal), ...(standby ? { standby } : {}) };
+  } catch (err) {
+    await standby?.close();
+    throw err;
+  }
 }
 
 /**
@@ -136,21 +152,21 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
   const http = opts.http === undefined ? undefined : parseConsoleAddress(opts.http, loaded.config.console.addresses);
   const dataDir = makeDataDir(checkDataDir(loaded.dataDir));
   const paths = ensureServeDir(dataDir);
-  const lock = await takeHostLock(paths, opts);
+  const driverOptions: DriverOptions = {
+    dataDir,
+    ...(opts.config !== undefined ? { config: opts.config } : {}),
+    owner: `tmux-drive serve (pid ${process.pid})`,
+    reattach: 'all',
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.tmuxTimeoutMs !== undefined ? { tmuxTimeoutMs: opts.tmuxTimeoutMs } : {}),
+    ...(opts.profileDirs ? { profileDirs: opts.profileDirs } : {}),
+    ...(opts.adoptOrphans !== undefined ? { adoptOrphans: opts.adoptOrphans } : {}),
+  };
+  const { lock, standby } = await takeHostLock(paths, opts, () => Driver.standby(driverOptions));
   try {
     // A host killed with SIGKILL left its socket: nobody answers on it any more.
     rmSync(paths.socket, { force: true });
-    const driverOptions: DriverOptions = {
-      dataDir,
-      ...(opts.config !== undefined ? { config: opts.config } : {}),
-      owner: `tmux-drive serve (pid ${process.pid})`,
-      reattach: 'all',
-      ...(opts.logger ? { logger: opts.logger } : {}),
-      ...(opts.tmuxTimeoutMs !== undefined ? { tmuxTimeoutMs: opts.tmuxTimeoutMs } : {}),
-      ...(opts.profileDirs ? { profileDirs: opts.profileDirs } : {}),
-      ...(opts.adoptOrphans !== undefined ? { adoptOrphans: opts.adoptOrphans } : {}),
-    };
-    const driver = await Driver.open(driverOptions);
+    const driver = await (standby ? standby.takeOver() : Driver.open(driverOptions));
     try {
       return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits }, http);
     } catch (err) {
@@ -169,7 +185,7 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
  */
 export async function serveDriver(driver: Driver, opts: { readonly logger?: Logger } = {}): Promise<ServingHost> {
   const paths = ensureServeDir(driver.dataDir);
-  const lock = await takeHostLock(paths, {});
+  const { lock } = await takeHostLock(paths, {});
   try {
     rmSync(paths.socket, { force: true });
     return await startServing(driver, lock, paths, false, opts.logger ?? silent, SOCKET_LIMITS);

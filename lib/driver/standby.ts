@@ -1,0 +1,183 @@
+/**
+ * A hot standby's drives: while another host drives a data dir, one observer (a read-only control
+ * client sent no pane output, backends/tmux/tmux-observer.ts) per live local drive, so that the
+ * takeover only takes the leases and adopts these clients (reconcile.ts) instead of starting a
+ * `tmux -C` per drive and waiting for each attach. Drives the holder creates later are learnt from
+ * the kernel: an inotify watch on the socket directory (a new server binds `<name>.sock`); a drive
+ * that ends closes its observer's client. Nothing polls; an idle standby costs no CPU. A drive
+ * without an observer at takeover (created in the last moment, or its attach failed) is
+ * re-attached cold, as Driver.open always did. Observing takes no lease and writes nothing: the
+ * journal is read once, at start, and kept open for the takeover (it opens in ~40–130 ms here, and a
+ * database still open needs no WAL recovery after its writer was SIGKILLed).
+ */
+import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
+import { SessionError } from '../common/errors.js';
+import type { BackendFactory } from './backend-factory.js';
+import type { Driver } from './driver.js';
+
+/** An observer as the backend factory makes it (backends/ is imported by backend-factory.ts alone). */
+type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
+
+/** A socket's name as a drive name (the session name rules of tmux-commands, checked again there). */
+const SOCKET_FILE = /^([A-Za-z0-9][A-Za-z0-9_-]{0,47})\.sock$/;
+/** A server that has bound its socket may not have its session yet: one retry, armed by the event. */
+const RETRY_AFTER_MS = 100;
+/** Observers attached at once at start (not on the takeover's path: only the waiting standby's). */
+const START_CONCURRENCY = 4;
+
+/** The socket file's inode (a new server binds a new one), or undefined when there is none. */
+function socketInode(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}
+
+export class StandbyObservers {
+  private readonly observers = new Map<string, TmuxObserver>();
+  /** Attaches under way, by drive name (a watch event and the start list may name the same one). */
+  private readonly attaching = new Set<string>();
+  private watcher: FSWatcher | undefined;
+  private stopped = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  private constructor(private readonly backends: BackendFactory) {}
+
+  /** Watches the socket directory, then observes every live local drive the journal lists. */
+  static async start(journal: Journal, backends: BackendFactory): Promise<StandbyObservers> {
+    const standby = new StandbyObservers(backends);
+    try {
+      // The watch first: a drive created while the list is read is seen by one or the other.
+      standby.watcher = watch(backends.socketDir, { persistent: false }, (_event, file) => {
+        const name = typeof file === 'string' ? SOCKET_FILE.exec(file)?.[1] : undefined;
+        // A removed socket is an event too (a drive ended): only a bound one is observed.
+        if (name !== undefined && existsSync(backends.socketPathFor(name))) standby.observe(name, true);
+      });
+      standby.watcher.on('error', () => standby.stopWatching());
+    } catch {
+      // No socket directory yet (no drive was ever made here): drives made later are re-attached
+      // cold at takeover.
+    }
+    const names = journal
+      .listSessions({ states: NON_TERMINAL_STATES })
+      .filter((r) => r.backend === 'tmux' && backends.remoteHostOf(r.socketPath) === undefined)
+      .map((r) => r.id);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let name = names[next++]; name !== undefined; name = names[next++]) await standby.attach(name, false);
+    };
+    await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, names.length) }, worker));
+    return standby;
+  }
+
+  /** The observers attached now, by drive name (reconcile adopts them). */
+  get ready(): ReadonlyMap<string, TmuxObserver> {
+    return this.observers;
+  }
+
+  /** The takeover begins: no new observers from here on (a drive created now is re-attached cold). */
+  stopWatching(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** Detaches every observer not adopted (the standby stops, or the takeover is done). */
+  async close(): Promise<void> {
+    this.stopped = true;
+    this.stopWatching();
+    const all = [...this.observers.values()];
+    this.observers.clear();
+    await Promise.all(all.map((o) => o.detach().catch(() => undefined)));
+  }
+
+  private observe(name: string, retry: boolean): void {
+    if (this.stopped || this.observers.has(name) || this.attaching.has(name)) return;
+    void this.attach(name, retry);
+  }
+
+  private async attach(name: string, retry: boolean): Promise<void> {
+    if (this.stopped || this.observers.has(name) || this.attaching.has(name)) return;
+    this.attaching.add(name);
+    try {
+      const observer = await this.backends.observeLocal(name);
+      if (this.stopped) return void (await observer.detach());
+      this.observers.set(name, observer);
+      const socketAtAttach = socketInode(this.backends.socketPathFor(name));
+      observer.onEnded(() => {
+        if (this.observers.get(name) === observer) this.observers.delete(name);
+        // A drive killed and made again under its name: the new server's socket event may have
+        // come while this observer was still listed. (The same server's socket: the observer
+        // alone ended; that drive is re-attached cold at takeover.)
+        const now = socketInode(this.backends.socketPathFor(name));
+        if (now !== undefined && now !== socketAtAttach) this.observe(name, true);
+      });
+    } catch {
+      // Not observed: its server is gone, or not ready yet (one retry). Either way the takeover
+      // re-attaches it cold if the journal still lists it live.
+      if (retry && !this.stopped) {
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          this.observe(name, false);
+        }, RETRY_AFTER_MS);
+        this.timers.add(timer);
+      }
+    } finally {
+      this.attaching.delete(name);
+    }
+  }
+}
+
+/** What a standby hands Driver.open at takeover. */
+export interface PreparedTakeover {
+  readonly observers: ReadonlyMap<string, TmuxObserver>;
+  readonly journal: Journal;
+}
+
+/**
+ * `Driver.standby()`: a Driver not opened yet whose drives are already observed. `takeOver()` is
+ * Driver.open with those observers (call it once the data dir is this process's: the host lock);
+ * a drive's lease is taken before its observer is adopted, as for any re-attach.
+ */
+export class DriverStandby {
+  private used = false;
+
+  /** @internal */
+  constructor(
+    private readonly observers: StandbyObservers,
+    private readonly journal: Journal,
+    private readonly open: (prepared: PreparedTakeover) => Promise<Driver>,
+  ) {}
+
+  /** Drives observed now (each one's takeover skips starting a control client). */
+  get observed(): number {
+    return this.observers.ready.size;
+  }
+
+  /** Opens the Driver, adopting every observer still attached; the others are let go. Once. */
+  async takeOver(): Promise<Driver> {
+    if (this.used) throw new SessionError('DRIVER_CLOSED', 'this standby has already taken over or been closed');
+    this.used = true;
+    this.observers.stopWatching();
+    try {
+      // The journal is the Driver's from here on (closed by it, or by open() when it fails).
+      return await this.open({ observers: this.observers.ready, journal: this.journal });
+    } catch (err) {
+      this.journal.close(); // idempotent: a Driver that was made closed it already
+      throw err;
+    } finally {
+      await this.observers.close();
+    }
+  }
+
+  /** Stops observing (the wait was given up). Idempotent. */
+  async close(): Promise<void> {
+    if (this.used) return;
+    this.used = true;
+    await this.observers.close();
+    this.journal.close();
+  }
+}
