@@ -9,12 +9,11 @@
  *   capture-gate.ts      pane output around a capture in flight (pure)
  *   pane-exit.ts         the program's exit status, once the pane is dead
  *   launch-leftovers.ts  what a dead host's launch left on this machine
+ *   server-life.ts       the server started from a generated config, and ended verified
+ *   tmux-observer.ts     a hot standby's read-only observers, adopted at takeover
  * It may import lib/common, lib/control, lib/session/backend.ts (the port it implements) and
  * backends/process; never lib/session's other rooms, lib/driver, journal/ or another backend.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { ClosedError, TmuxDriveError } from '../../lib/common/errors.js';
 import type { ExitInfo } from '../../lib/common/exit-info.js';
 import type { PaneCapture } from '../../lib/control/pane-capture.js';
@@ -25,36 +24,27 @@ import {
   displayMessage,
   encodeSendKeys,
   encodeSendText,
-  killServer,
-  killServerArgv,
   operatorAttachArgv,
   pasteText,
   refreshClientOutputOn,
   resizeWindow,
-  serverConfig,
-  startServerArgv,
 } from '../../lib/control/tmux-commands.js';
 import type { BackendListener, DriveBackend, SignalName, VisibleGrid } from '../../lib/session/backend.js';
 import { signalForeground } from '../process/signal-foreground.js';
-import { waitGone } from '../process/wait-gone.js';
 import { DEAD_SUBSCRIPTION, attachHandshake, promoteHandshake, type AttachedPane, type HandshakeContext } from './attach-handshake.js';
 import { ControlClient } from './control-client.js';
 import { PaneExitReader } from './pane-exit.js';
 import { PaneResync } from './pane-resync.js';
-import { MAX_SOCKET_PATH, hostOf, hostProcesses, runTmux, socketPathFor, type TmuxHost, type TmuxTarget } from './tmux-host.js';
+import { endServer, startServer, type ServerLaunch } from './server-life.js';
+import { hostOf, socketPathFor, type TmuxHost, type TmuxTarget } from './tmux-host.js';
 
 /** Control-client incidents after which its stream is not trusted: the channel is replaced. */
 const UNTRUSTED_STREAM: ReadonlySet<string> = new Set(['framing-mismatch', 'orphan-end']);
 /** A paste's deadline grows with its size: tmux 3.3a lexed a 1 MB command line in ~0.5 s here. */
 const PASTE_MS_PER_KCHAR = 10;
 
-export interface TmuxLaunch extends TmuxTarget {
-  readonly cols: number;
-  readonly rows: number;
-  readonly scrollback: number;
-  /** The pane's argv; it enters the working directory itself (tmux's `-c` is format-expanded). */
-  readonly argv: readonly string[];
-}
+/** The pane's argv enters the working directory itself (tmux's `-c` is format-expanded). */
+export type TmuxLaunch = ServerLaunch;
 
 /** A standby observer's client and the pane its handshake found (tmux-observer.ts). */
 export interface AdoptedClient {
@@ -118,22 +108,7 @@ export class TmuxBackend implements DriveBackend {
   /** Starts a new detached server running `argv` and attaches to it. */
   static async launch(launch: TmuxLaunch, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(launch, listener);
-    if (Buffer.byteLength(backend.socket) > MAX_SOCKET_PATH) {
-      throw new TmuxDriveError('BAD_ARGUMENT', `socket path ${backend.socket} is longer than ${MAX_SOCKET_PATH} bytes: choose a shorter dataDir`, { socket: backend.socket });
-    }
-    const host = backend.host;
-    await host.prepareDir(launch.socketDir);
-    if (await host.socketAnswers(backend.socket, launch.timeoutMs)) {
-      throw new TmuxDriveError('NAME_IN_USE', `a drive named "${launch.name}" is already running; pick another name or re-attach to it`, { name: launch.name });
-    }
-    await host.removeFile(backend.socket); // tmux 3.3a leaves its socket behind when it exits
-    const conf = join(launch.socketDir, `.${launch.name}.${randomBytes(4).toString('hex')}.conf`);
-    await host.writeFile(conf, serverConfig({ session: launch.name, cols: launch.cols, rows: launch.rows, scrollback: launch.scrollback, argv: launch.argv }));
-    try {
-      await runTmux(launch, startServerArgv(backend.socket, conf));
-    } finally {
-      await host.removeFile(conf).catch(() => undefined); // it names the program's arguments: keep nothing on disk
-    }
+    await startServer(backend.host, launch, backend.socket);
     try {
       await backend.connect();
     } finally {
@@ -451,34 +426,7 @@ export class TmuxBackend implements DriveBackend {
     this.ending = true;
     this.exitReader.dispose();
     await this.replacing;
-    const tree = this.pid === undefined ? [] : (await this.host.processTree(this.pid)).map((p) => p.pid);
-    const client = this.client;
-    if (client && !client.isClosed) {
-      await client.command(killServer(), this.target.timeoutMs).catch(() => undefined);
-      await Promise.race([client.whenClosed(), this.sleep(this.target.timeoutMs)]);
-      client.terminate();
-    } else if (this.host.remote || existsSync(this.socket)) {
-      await runTmux(this.target, killServerArgv(this.socket)).catch(() => undefined);
-    }
-    const serverGone = await this.waitGone([this.serverPid].filter((p) => p > 0));
-    // Programs that daemonize leave children behind a dead server: end the whole recorded tree.
-    await this.host.signal(tree, 'SIGKILL');
-    const treeGone = await this.waitGone(tree);
-    await this.host.removeFile(this.socket);
-    if (!serverGone || !treeGone) {
-      throw new TmuxDriveError('KILL_UNVERIFIED', `drive ${this.target.name} did not end: processes still alive`, {
-        alive: await this.host.alive([this.serverPid, ...tree].filter((p) => p > 0)),
-      });
-    }
-  }
-
-  /** Waits (bounded, with backoff) until every pid is gone; SIGKILLs survivors halfway. */
-  private waitGone(pids: number[]): Promise<boolean> {
-    return waitGone(pids, hostProcesses(this.host), { clock: this.target.clock, timeoutMs: this.target.timeoutMs, escalation: 'SIGKILL' });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.target.clock.after(ms, resolve));
+    await endServer({ host: this.host, target: this.target, socket: this.socket, client: this.client, serverPid: this.serverPid, pid: this.pid });
   }
 
   attachCommand(readOnly: boolean): string[] {
