@@ -73,16 +73,18 @@ const SLICE_BYTES = 1 * MiB;
  * 4 KB parse in ~0.1 ms here, 16 KB in ~0.4 ms (docs/emulator.md).
  */
 const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
-/** Output is streaming when more than this arrives within STREAM_WINDOW_MS. */
+/** Output is streaming when more than this arrives within a STREAM_WINDOW_MS window (or did in the one before). */
 const STREAM_BYTES = 64 * 1024;
 const STREAM_WINDOW_MS = 50;
 /**
- * While output streams, queued bytes gather until this much is queued or BATCH_DELAY_MS have passed
- * (the screen lags that much behind a flood nobody can read): a fast-forward needs a run longer
- * than the buffer (~83 KB of 76-character lines at 40 rows and 1000 lines of scrollback).
+ * While output streams, queued bytes gather until this much is queued, BATCH_DELAY_MS have passed
+ * or someone waits for the parse (whenParsed): the screen lags that much behind a flood nobody
+ * reads at that speed. A fast-forward skips all of a batch but the last `rows + scrollback` lines
+ * and the screen (~83 KB of 76-character lines at 120x40, 1000 lines of scrollback): the larger
+ * the batch, the more of it is skipped.
  */
 const BATCH_BYTES = 1 * MiB;
-const BATCH_DELAY_MS = 40;
+const BATCH_DELAY_MS = 100;
 
 type Op = { readonly kind: 'bytes'; readonly data: Uint8Array; readonly ticket: number } | { readonly kind: 'resize'; readonly cols: number; readonly rows: number; readonly ticket: number };
 
@@ -123,6 +125,8 @@ export class Mirror {
   readonly #job: ParseJob = { runSlice: (max) => this.#runSlice(max) };
   #recentBytes = 0;
   #recentSince = 0;
+  /** The previous window streamed. */
+  #wasStreaming = false;
   readonly #scheduler: ParseScheduler | undefined;
   #batchTimer: TimerHandle | undefined;
   /** The gathering batch's time is up (or it is big enough): parse it. */
@@ -255,6 +259,11 @@ export class Mirror {
   /** Resolves once everything written so far is in the grid (or superseded by a rebuild/reset). */
   whenParsed(): Promise<void> {
     if (this.#disposed || (this.#completed === this.#issued && this.#pending.idle)) return Promise.resolve();
+    if (!this.#pending.idle && this.#scheduler && !this.#batchDue) {
+      // Someone needs the grid now: the gathering batch is parsed at once.
+      this.#batchDue = true;
+      this.#scheduler.request(this.#job);
+    }
     return new Promise((resolve) => this.#waiters.push({ ticket: this.#issued, offset: this.#pending.writtenOffset, resolve }));
   }
 
@@ -471,11 +480,12 @@ export class Mirror {
   /** Counts bytes in a sliding window: true while output streams. */
   #noteRate(now: number, bytes: number): boolean {
     if (now - this.#recentSince > STREAM_WINDOW_MS) {
+      this.#wasStreaming = now - this.#recentSince <= 2 * STREAM_WINDOW_MS && this.#recentBytes > STREAM_BYTES;
       this.#recentSince = now;
       this.#recentBytes = 0;
     }
     this.#recentBytes += bytes;
-    return this.#recentBytes > STREAM_BYTES;
+    return this.#wasStreaming || this.#recentBytes > STREAM_BYTES;
   }
 
   #armBatchTimer(scheduler: ParseScheduler): void {
