@@ -131,6 +131,8 @@ export class Mirror {
   #batchTimer: TimerHandle | undefined;
   /** The gathering batch's time is up (or it is big enough): parse it. */
   #batchDue = false;
+  /** In #parsePending (its listeners included): a read there sees the grid as parsed so far. */
+  #parsing = false;
 
   constructor(options: MirrorOptions) {
     this.#scrollback = options.scrollback;
@@ -396,8 +398,10 @@ export class Mirror {
     return internals.parserState.save();
   }
 
+  /** The terminal for a read: bytes still gathering in the queue are parsed first, so a read sees everything written. */
   #open(): CreatedTerminal {
     if (this.#disposed) throw new ClosedError('SESSION_CLOSED', 'the mirror is disposed');
+    if (!this.#pending.idle && !this.#parsing) this.#parsePending(Number.POSITIVE_INFINITY);
     return this.#terminal;
   }
 
@@ -499,7 +503,11 @@ export class Mirror {
 
   /** A scheduler turn: parse a slice of the queued bytes if they are due; true when more is due now. */
   #runSlice(max: number): boolean {
-    if (this.#disposed || this.#pending.idle) return false;
+    if (this.#disposed) return false;
+    if (this.#pending.idle) {
+      this.#batchDue = false;
+      return false;
+    }
     if (!this.#batchDue) {
       if (this.#scheduler) this.#armBatchTimer(this.#scheduler);
       return false;
@@ -507,17 +515,22 @@ export class Mirror {
     const generation = this.#generation;
     this.#parsePending(max);
     if (generation !== this.#generation || this.#disposed) return false;
-    if (this.#pending.idle) {
-      this.#batchDue = false;
-      return false;
-    }
-    return true;
+    return !this.#pending.idle;
   }
 
   /** Parses up to `max` queued bytes now (fast-forwarding where allowed), then tells the listeners. */
   #parsePending(max: number): void {
     const { term, internals } = this.#terminal;
-    if (!internals || this.#pending.idle) return;
+    if (!internals || this.#pending.idle || this.#parsing) return;
+    this.#parsing = true;
+    try {
+      this.#parseSome(term, internals, max);
+    } finally {
+      this.#parsing = false;
+    }
+  }
+
+  #parseSome(term: CreatedTerminal['term'], internals: NonNullable<CreatedTerminal['internals']>, max: number): void {
     const bufferLines = (rows: number): number => rows + this.#scrollback;
     const safe = (cols: number, rows: number): boolean => this.#fastForward && internals.fastForwardSafe(cols, rows, bufferLines(rows));
     let budget = max;
@@ -534,6 +547,7 @@ export class Mirror {
       this.#pending.consume(chunk.length);
       budget -= chunk.length;
     }
+    if (this.#pending.idle) this.#batchDue = false;
     this.#parsed();
   }
 
