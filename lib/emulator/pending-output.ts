@@ -288,8 +288,14 @@ export class PendingOutput {
         } else if (b === CR) {
           if (this.#runStart === -1) this.#runStart = base + i;
           this.#x = 0;
-          this.#crAt.push(base + i);
-          this.#crAdvances.push(this.#advances);
+          // A CR with no advance since the last one is the same cut, later: it replaces it (a
+          // progress bar redrawn with CR alone for hours keeps one entry, not one per redraw).
+          const last = this.#crAdvances.length - 1;
+          if (last >= this.#crHead && this.#crAdvances[last] === this.#advances) this.#crAt[last] = base + i;
+          else {
+            this.#crAt.push(base + i);
+            this.#crAdvances.push(this.#advances);
+          }
         } else if (b === LF) {
           if (this.#runStart === -1) this.#runStart = base + i;
           if (this.#x !== -1) this.#advance(1);
