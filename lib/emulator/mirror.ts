@@ -394,7 +394,7 @@ export class Mirror {
     if (!internals?.parserState || this.#inCallback > 0) return null;
     internals.flush();
     this.#parsePending(Number.POSITIVE_INFINITY);
-    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty()) return null;
+    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty() || !this.#pending.idle) return null;
     return internals.parserState.save();
   }
 
