@@ -77,9 +77,9 @@ const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
 const STREAM_BYTES = 64 * 1024;
 const STREAM_WINDOW_MS = 50;
 /**
- * While output streams, queued bytes gather until this much is queued, BATCH_DELAY_MS have passed
- * or someone waits for the parse (whenParsed): the screen lags that much behind a flood nobody
- * reads at that speed. A fast-forward skips all of a batch but the last `rows + scrollback` lines
+ * While plain text streams, queued bytes gather until this much is queued, BATCH_DELAY_MS have
+ * passed, someone waits for the parse (whenParsed) or reads the grid: the grid lags that much
+ * behind a flood nobody reads at that speed. A fast-forward skips all of a batch but the last `rows + scrollback` lines
  * and the screen (~83 KB of 76-character lines at 120x40, 1000 lines of scrollback): the larger
  * the batch, the more of it is skipped.
  */
@@ -226,7 +226,9 @@ export class Mirror {
     }
     this.#pending.append(data);
     if (!this.#draining && this.backlogBytes > HIGH_WATER_BYTES) this.#draining = true;
-    if (!streaming || this.#pending.length >= BATCH_BYTES || !this.#fastForward) this.#batchDue = true;
+    // Only a plain-text flood is worth gathering: anything else (a TUI's repaints, coloured output)
+    // cannot be fast-forwarded and is parsed at once, as before.
+    if (!streaming || !this.#pending.inPlainRun || this.#pending.length >= BATCH_BYTES || !this.#fastForward) this.#batchDue = true;
     if (this.#batchDue) scheduler.request(this.#job);
     else this.#armBatchTimer(scheduler);
   }

@@ -109,6 +109,11 @@ export class PendingOutput {
     return this.#tail === this.#head && this.#resizes.length === 0;
   }
 
+  /** The bytes so far end inside a plain run whose column is known: more of it may make it skippable. */
+  get inPlainRun(): boolean {
+    return this.#runStart !== -1 && this.#x !== -1;
+  }
+
   /** Everything up to `offset` (an earlier writtenOffset) is parsed, the resizes written with it applied. */
   doneUpTo(offset: number): boolean {
     const next = this.#resizes[0];
