@@ -46,6 +46,8 @@ export interface CampaignResult {
   readonly findings: readonly Finding[];
   /** Indices of divergent cases beyond the shrink limit. */
   readonly unshrunk: readonly number[];
+  /** Cases whose one-batch mirror fast-forwarded (skipped plain text), and were compared so. */
+  readonly fastForwarded: number;
   /** Cases the lab could not run (a deadline, a tmux failure): not divergences. */
   readonly errors: readonly { readonly index: number; readonly message: string }[];
 }
@@ -61,12 +63,14 @@ export async function runCampaign(lab: TmuxLab, options: CampaignOptions): Promi
   const errors: { index: number; message: string }[] = [];
   let next = 0;
   let done = 0;
+  let fastForwarded = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < cases.length; i = next++) {
       const c = cases[i] as OutputCase;
       try {
         const d = await runCase(lab, c).catch(() => runCase(lab, c));
         if (!d.equal) divergent.push({ index: i, divergence: d });
+        if ((d.fastForward?.skips ?? 0) > 0) fastForwarded++;
       } catch (err) {
         errors.push({ index: i, message: err instanceof Error ? err.message : String(err) });
       }
@@ -87,6 +91,7 @@ export async function runCampaign(lab: TmuxLab, options: CampaignOptions): Promi
     clean: cases.length - divergent.length - errors.length,
     findings,
     unshrunk: limit === 0 ? [] : divergent.slice(limit).map((d) => d.index),
+    fastForwarded,
     errors,
   };
 }

@@ -79,7 +79,7 @@ async function main(): Promise<number> {
       },
     });
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    process.stdout.write(`seed ${seed}: ${result.ran} cases in ${seconds} s, ${result.clean} with no divergence, ${result.ran - result.clean - result.errors.length} divergent, ${result.errors.length} not run\n`);
+    process.stdout.write(`seed ${seed}: ${result.ran} cases in ${seconds} s, ${result.clean} with no divergence, ${result.ran - result.clean - result.errors.length} divergent, ${result.errors.length} not run; ${result.fastForwarded} fast-forwarded\n`);
     for (const e of result.errors.slice(0, 5)) process.stdout.write(`  not run: case ${e.index}: ${e.message}\n`);
     if (result.findings.length > 0) {
       const out = resolve(values.out as string);

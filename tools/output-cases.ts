@@ -193,6 +193,30 @@ const modeChange = fc.oneof(
   fc.tuple(small, small).map(([t, b]) => `\x1b[${t};${b}r`),
 ).map(latin1);
 
+/**
+ * A flood of plain lines (printable ASCII with CRLF, LF alone or no line ends), long enough to
+ * scroll more than the screen and the lab's history (200) several times over in the larger
+ * cases: the mirror's fast-forward skips most of such a run when it comes in one batch. Line
+ * lengths around the case widths make wraps, pending wraps and exact fits.
+ */
+const plainFlood = fc
+  .record({
+    lines: fc.integer({ min: 150, max: 700 }),
+    lengths: fc.array(fc.integer({ min: 0, max: 90 }), { minLength: 1, maxLength: 6 }),
+    end: fc.constantFrom('\r\n', '\r\n', '\n', '\r', '', '\n\r'),
+    seed: fc.nat(),
+  })
+  .map(({ lines, lengths, end, seed }) => {
+    const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/= .-';
+    let out = '';
+    for (let i = 0; i < lines; i++) {
+      const n = lengths[i % lengths.length] as number;
+      for (let k = 0; k < n; k++) out += alphabet[(seed + i * 31 + k * 7) % alphabet.length];
+      out += end;
+    }
+    return latin1(out);
+  });
+
 const piece = fc.oneof(
   { arbitrary: asciiText, weight: 20 },
   { arbitrary: newline, weight: 8 },
@@ -208,6 +232,7 @@ const piece = fc.oneof(
   { arbitrary: stringSequence, weight: 5 },
   { arbitrary: dcsSequence, weight: 2 },
   { arbitrary: modeChange, weight: 10 },
+  { arbitrary: plainFlood, weight: 1 },
 );
 
 /** Any piece cut short at a random point (the rest of the stream continues the cut sequence). */
@@ -215,9 +240,27 @@ const cutPiece = fc.tuple(piece, fc.nat()).map(([p, at]) => (p.length > 1 ? p.su
 
 export const outputPiece: fc.Arbitrary<Uint8Array> = fc.oneof({ arbitrary: piece, weight: 9 }, { arbitrary: cutPiece, weight: 1 });
 
-export const outputCase: fc.Arbitrary<OutputCase> = fc
+const generalCase: fc.Arbitrary<OutputCase> = fc
   .tuple(fc.constantFrom(...OUTPUT_CASE_SIZES), fc.array(outputPiece, { minLength: 1, maxLength: 80, size: 'large' }))
   .map(([[cols, rows], pieces]) => ({ cols, rows, pieces }));
+
+/**
+ * Aimed at the mirror's fast-forward: state set up before a flood (modes, margins, the alternate
+ * screen, a pen, a cursor mid-line or at a pending wrap), the flood, then more of anything and
+ * maybe a second flood, so that every condition the fast-forward checks is met and broken.
+ */
+const setUp = fc.oneof({ arbitrary: modeChange, weight: 4 }, { arbitrary: knownCsi, weight: 3 }, { arbitrary: outputPiece, weight: 3 });
+const fastForwardCase: fc.Arbitrary<OutputCase> = fc
+  .tuple(
+    fc.constantFrom(...OUTPUT_CASE_SIZES),
+    fc.array(setUp, { maxLength: 8 }),
+    plainFlood,
+    fc.array(outputPiece, { maxLength: 8 }),
+    fc.option(plainFlood, { nil: undefined }),
+  )
+  .map(([[cols, rows], before, flood, after, second]) => ({ cols, rows, pieces: [...before, flood, ...after, ...(second ? [second] : [])] }));
+
+export const outputCase: fc.Arbitrary<OutputCase> = fc.oneof({ arbitrary: generalCase, weight: 4 }, { arbitrary: fastForwardCase, weight: 1 });
 
 /** Bytes as a readable string: printable ASCII kept, `\` doubled, everything else `\xHH`. */
 export function escapeBytes(bytes: Uint8Array): string {

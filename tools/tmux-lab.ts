@@ -30,6 +30,7 @@ import { compareWithCapture, type CellMismatch } from '../lib/emulator/fidelity.
 import { createTerminal } from '../lib/emulator/headless.js';
 import { Mirror } from '../lib/emulator/mirror.js';
 import { systemClock } from '../backends/process/system-clock.js';
+import { systemParseScheduler } from '../backends/process/system-parse-scheduler.js';
 
 const run = promisify(execFile);
 
@@ -54,6 +55,12 @@ export interface Divergence {
   readonly history?: { readonly tmux: readonly string[]; readonly mirror: readonly string[] };
   /** The mirror threw while parsing (in the backend that exception would reach the control client's reader). */
   readonly thrown?: string;
+  /**
+   * The same bytes written at once to a mirror that fast-forwards (PendingOutput): how many times
+   * it skipped, and, when it differs from the same mirror parsing every byte (buffer with history,
+   * attributes, cursor), what differed. It is compared with tmux too (the fields above).
+   */
+  readonly fastForward?: { readonly skips: number; readonly skippedBytes: number; readonly differs?: string };
 }
 
 interface Lane {
@@ -186,7 +193,10 @@ export class TmuxLab {
       }
       // Framed by size, as the backend's snapshots are: the fuzzer's bytes may print any protocol line.
       const batch = screenAndHistory(pane as PaneId, '#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{alternate_on}\t#{history_size}');
-      return compare(mirror, batch.read(await lane.client.batch(batch.commands, COMMAND_TIMEOUT_MS)));
+      const parts = batch.read(await lane.client.batch(batch.commands, COMMAND_TIMEOUT_MS));
+      const primary = compare(mirror, parts, this.#historyLimit);
+      if (!primary.equal) return primary;
+      return await this.#fastForwardCheck(c, parts);
     } finally {
       mirror.dispose();
       if (pane !== undefined) {
@@ -194,6 +204,29 @@ export class TmuxLab {
         await lane.client.command(killWindow(pane as PaneId), COMMAND_TIMEOUT_MS).catch(() => undefined);
       }
       rmSync(file, { force: true });
+    }
+  }
+
+  /**
+   * The case's bytes in one write to a mirror on the process's parse scheduler (so they are parsed
+   * as one batch and a long plain run is fast-forwarded), against tmux and against the same mirror
+   * parsing every byte.
+   */
+  async #fastForwardCheck(c: LabCase, parts: ScreenAndHistoryParts): Promise<Divergence> {
+    const options = { cols: c.cols, rows: c.rows, scrollback: this.#historyLimit, scheduler: systemParseScheduler, syncWriteMaxBytes: 0 };
+    const fast = new Mirror(options);
+    const full = new Mirror({ ...options, fastForward: false });
+    try {
+      fast.write(c.bytes);
+      full.write(c.bytes);
+      await Promise.all([fast.whenParsed(), full.whenParsed()]);
+      const { skips, skippedBytes } = fast.fastForwardStats;
+      const differs = bufferDifference(fast, full);
+      const vsTmux = compare(fast, parts, this.#historyLimit);
+      return { ...vsTmux, equal: vsTmux.equal && differs === undefined, fastForward: { skips, skippedBytes, ...(differs ? { differs } : {}) } };
+    } finally {
+      fast.dispose();
+      full.dispose();
     }
   }
 
@@ -301,7 +334,24 @@ function captureText(capture: Uint8Array, cols: number): string[] {
   }
 }
 
-function compare(mirror: Mirror, parts: ScreenAndHistoryParts): Divergence {
+/** What differs between two mirrors' whole buffers (history and screen, with attributes), cursors and screens. */
+function bufferDifference(a: Mirror, b: Mirror): string | undefined {
+  const cursor = (m: Mirror): string => `${m.cursor.x},${m.cursor.y},${m.cursorVisible},${m.alternate}`;
+  if (cursor(a) !== cursor(b)) return `cursor/screen ${cursor(a)} vs ${cursor(b)}`;
+  const text = (m: Mirror): string[] => m.snapshot({ format: 'ansi', scrollback: 'all' }).content.split('\n');
+  const [x, y] = [text(a), text(b)];
+  if (x.length !== y.length) return `${x.length} rows vs ${y.length}`;
+  const row = x.findIndex((r, i) => r !== y[i]);
+  if (row !== -1) return `row ${row}: ${JSON.stringify(x[row])} vs ${JSON.stringify(y[row])}`;
+  return a.digest() === b.digest() ? undefined : 'grid digest';
+}
+
+/**
+ * At history-limit tmux drops a tenth of the history at once (grid_collect_history), xterm one
+ * line at a time (docs/emulator.md, "History trimming"): once the mirror's history is full, tmux's
+ * shorter history is compared with the mirror's last rows.
+ */
+function compare(mirror: Mirror, parts: ScreenAndHistoryParts, historyLimit: number): Divergence {
   const [x, y, flag, alt, historySize] = parts.cursor.trim().split('\t').map(Number) as [number, number, number, number, number];
   const report = compareWithCapture(mirror, parts.capture, { x, y });
   const tmuxCursor = { x, y, visible: flag === 1 };
@@ -311,7 +361,9 @@ function compare(mirror: Mirror, parts: ScreenAndHistoryParts): Divergence {
   if (!tmuxAlternate && !mirror.alternate) {
     const tmuxRows = historySize === 0 ? [] : captureText(parts.history, mirror.cols);
     const snap = mirror.snapshot({ format: 'text', scrollback: 'all' });
-    const mirrorRows = snap.content.split('\n').slice(0, snap.scrollbackLines);
+    const all = snap.content.split('\n').slice(0, snap.scrollbackLines);
+    const trimmed = historyLimit > 0 && all.length === historyLimit && tmuxRows.length < all.length && tmuxRows.length >= historyLimit - Math.max(1, Math.floor(historyLimit / 10));
+    const mirrorRows = trimmed ? all.slice(all.length - tmuxRows.length) : all;
     if (tmuxRows.length !== mirrorRows.length || tmuxRows.some((r, i) => r !== mirrorRows[i])) historyDiff = { tmux: tmuxRows, mirror: mirrorRows };
   }
   const equal = report.equal && tmuxCursor.visible === mirrorCursor.visible && tmuxAlternate === mirror.alternate && historyDiff === undefined;

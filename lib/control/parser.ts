@@ -185,7 +185,11 @@ function fieldEnd(line: Uint8Array, at: number): number {
 function paneAt(line: Uint8Array, at: number): [PaneId, number] | undefined {
   if (line[at] !== PERCENT) return undefined;
   const end = fieldEnd(line, at);
-  return parseDigits(line, at + 1, end) < 0 ? undefined : [decodeUtf8(line.subarray(at, end)) as PaneId, end];
+  const n = parseDigits(line, at + 1, end);
+  if (n < 0) return undefined;
+  // Built from the number, not decoded: this runs for every %output line (a TextDecoder call each
+  // cost ~5 ms per MB of bulk output). A leading zero (tmux writes none) keeps its spelling.
+  return [(line[at + 1] === 0x30 && end - at > 2 ? decodeUtf8(line.subarray(at, end)) : `%${n}`) as PaneId, end];
 }
 
 /** Index just after the first ` : ` (or a final ` :`) at or after `from`, or -1. */

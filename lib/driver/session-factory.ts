@@ -4,6 +4,7 @@
  * pane's process activity, and the journal binding that records its transitions.
  */
 import type { Clock } from '../common/clock.js';
+import { systemParseScheduler } from '../../backends/process/system-parse-scheduler.js';
 import type { DriverConfig } from '../policy/config-schema.js';
 import { redactTerminalText } from '../policy/redact.js';
 import type { ProfileSet } from '../perceive/profile.js';
@@ -65,6 +66,7 @@ export class SessionFactory {
       scrollback: config.defaults.scrollback,
       ringBytes: config.worker.ringBytes,
       clock,
+      parseScheduler: systemParseScheduler,
       createdAt: spec.createdAt,
       firstSeq: spec.firstSeq,
       // The transcript's seqs come from the journal's counter in blocks written before use: a host

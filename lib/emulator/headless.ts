@@ -52,6 +52,13 @@ export interface XtermInternals {
   flush(): void;
   /** Null when this xterm build lacks the members: then a rebuild starts from a default pen. */
   readonly parserState: ParserStateAccess | null;
+  /**
+   * Whether plain text (printable ASCII, CR, LF) parsed now would be laid out as PendingOutput's
+   * fast-forward assumes: this size and a buffer of `bufferLines`, the main screen, the scroll
+   * region the whole screen, autowrap on, insert off, no charset, no joined character pending.
+   * Always false without the tmux screen port (then xterm's own rules apply).
+   */
+  fastForwardSafe(cols: number, rows: number, bufferLines: number): boolean;
 }
 
 export interface ParserStateAccess {
@@ -165,6 +172,12 @@ function probeInternals(term: HeadlessTerminal, screen: TmuxScreen | null): Xter
       writeBuffer.writeSync(new Uint8Array(0));
     },
     parserState: screen ? probeParserState(core, screen) : null,
+    fastForwardSafe: (cols, rows, bufferLines) => {
+      if (!screen || screen.alternate || screen.joinNext || screen.cols !== cols || screen.rows !== rows) return false;
+      const b = screen.b;
+      const h = screen.handler;
+      return b.lines.maxLength === bufferLines && b.scrollTop === 0 && b.scrollBottom === rows - 1 && screen.modes.wraparound && !h._coreService.modes.insertMode && !h._charsetService.charset;
+    },
   };
 }
 

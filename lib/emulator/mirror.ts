@@ -8,6 +8,12 @@
  * the core instead (≈µs); everything else is queued, and the order of bytes is never changed:
  * the sync path is only taken while the queue and xterm's own write buffer are empty.
  * docs/emulator.md has the measurements.
+ *
+ * Throughput: queued bytes are parsed by the mirror itself (the core's sync parse), in bounded
+ * slices shared fairly between mirrors (parse-scheduler.ts). While output streams, they are let
+ * to gather for a moment, and a long plain-text run in them is fast-forwarded: the part that
+ * would scroll out of the buffer anyway is never parsed (pending-output.ts says why that is exact).
+ * Without xterm's private core, xterm's own write queue is used, without either.
  */
 import type { Disposable } from '../common/disposable.js';
 import { ClosedError } from '../common/errors.js';
@@ -19,6 +25,9 @@ import { rebuildInto } from './rebuild.js';
 import { TmuxInputFilter } from './input/tmux-input-filter.js';
 import { rateLimitedLog, type IncidentSink } from './rate-limited-log.js';
 import { takeSnapshot, type ScreenSnapshot, type SnapshotOptions } from './screen-snapshot.js';
+import { PendingOutput, type FastForwardStats } from './pending-output.js';
+import type { ParseJob, ParseScheduler } from './parse-scheduler.js';
+import type { TimerHandle } from '../common/clock.js';
 
 export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions } from './screen-snapshot.js';
 
@@ -40,6 +49,13 @@ export interface MirrorOptions {
    * reported at the 1st, 10th, 100th… occurrence of each message, so a flood costs a handful).
    */
   readonly onIncident?: IncidentSink;
+  /**
+   * Where queued bytes are parsed (the process's shared scheduler: fair slices across mirrors,
+   * batches while output streams, fast-forward). Without it, xterm's own write queue parses them.
+   */
+  readonly scheduler?: ParseScheduler;
+  /** Skip plain text that would scroll out of the buffer anyway (default true; false: parse every byte). */
+  readonly fastForward?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -57,6 +73,18 @@ const SLICE_BYTES = 1 * MiB;
  * 4 KB parse in ~0.1 ms here, 16 KB in ~0.4 ms (docs/emulator.md).
  */
 const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
+/** Output is streaming when more than this arrives within a STREAM_WINDOW_MS window (or did in the one before). */
+const STREAM_BYTES = 64 * 1024;
+const STREAM_WINDOW_MS = 50;
+/**
+ * While plain text streams, queued bytes gather until this much is queued, BATCH_DELAY_MS have
+ * passed, someone waits for the parse (whenParsed) or reads the grid: the grid lags that much
+ * behind a flood nobody reads at that speed. A fast-forward skips all of a batch but the last `rows + scrollback` lines
+ * and the screen (~83 KB of 76-character lines at 120x40, 1000 lines of scrollback): the larger
+ * the batch, the more of it is skipped.
+ */
+const BATCH_BYTES = 1 * MiB;
+const BATCH_DELAY_MS = 100;
 
 type Op = { readonly kind: 'bytes'; readonly data: Uint8Array; readonly ticket: number } | { readonly kind: 'resize'; readonly cols: number; readonly rows: number; readonly ticket: number };
 
@@ -84,19 +112,36 @@ export class Mirror {
   /** Tickets of queued ops: issued on enqueue, completed in order as xterm parses them. */
   #issued = 0;
   #completed = 0;
-  #waiters: { ticket: number; resolve: () => void }[] = [];
+  #waiters: { ticket: number; offset: number; resolve: () => void }[] = [];
   #draining = false;
   #disposed = false;
   /** Inside one of xterm's write callbacks (listeners run there): the queue cannot be flushed. */
   #inCallback = 0;
   readonly #changeListeners = new Set<(seq: number) => void>();
   readonly #drainListeners = new Set<() => void>();
+  readonly #fastForward: boolean;
+  /** Bytes queued for the mirror's own parse (the path with xterm's private core). */
+  readonly #pending: PendingOutput;
+  readonly #job: ParseJob = { runSlice: (max) => this.#runSlice(max) };
+  #recentBytes = 0;
+  #recentSince = 0;
+  /** The previous window streamed. */
+  #wasStreaming = false;
+  readonly #scheduler: ParseScheduler | undefined;
+  #batchTimer: TimerHandle | undefined;
+  /** The gathering batch's time is up (or it is big enough): parse it. */
+  #batchDue = false;
+  /** In #parsePending (its listeners included): a read there sees the grid as parsed so far. */
+  #parsing = false;
 
   constructor(options: MirrorOptions) {
     this.#scrollback = options.scrollback;
     this.#syncMax = options.syncWriteMaxBytes ?? DEFAULT_SYNC_WRITE_MAX_BYTES;
+    this.#fastForward = options.fastForward ?? true;
+    this.#scheduler = options.scheduler;
     this.#log = rateLimitedLog(options.onIncident);
     this.#terminal = createTerminal(options.cols, options.rows, options.scrollback, this.#log);
+    this.#pending = new PendingOutput(options.cols, options.rows, options.scrollback);
   }
 
   get cols(): number {
@@ -119,7 +164,12 @@ export class Mirror {
 
   /** Bytes written but not yet in the grid. */
   get backlogBytes(): number {
-    return this.#inXterm + this.#heldBytes;
+    return this.#inXterm + this.#heldBytes + this.#pending.length;
+  }
+
+  /** What fast-forwarding skipped so far (bytes never parsed because they scrolled out unseen). */
+  get fastForwardStats(): Readonly<FastForwardStats> {
+    return this.#pending.stats;
   }
 
   /** From the backlog passing the high-water mark until it falls under the low-water mark. */
@@ -165,7 +215,28 @@ export class Mirror {
     const data = this.#filter.push(pane);
     if (data.length === 0) return;
     const { internals } = this.#terminal;
-    if (data.length <= this.#syncMax && internals && this.#issued === this.#completed && internals.writeBufferEmpty()) {
+    const scheduler = this.#scheduler;
+    if (!internals || !scheduler) return this.#writeToXterm(data, internals !== null);
+    const streaming = this.#noteRate(scheduler.now(), data.length);
+    if (!streaming && data.length <= this.#syncMax && this.#pending.idle && this.#issued === this.#completed && internals.writeBufferEmpty()) {
+      this.#pending.interrupt();
+      internals.writeSync(data);
+      this.#parsed();
+      return;
+    }
+    this.#pending.append(data);
+    if (!this.#draining && this.backlogBytes > HIGH_WATER_BYTES) this.#draining = true;
+    // Only a plain-text flood is worth gathering: anything else (a TUI's repaints, coloured output)
+    // cannot be fast-forwarded and is parsed at once, as before.
+    if (!streaming || !this.#pending.inPlainRun || this.#pending.length >= BATCH_BYTES || !this.#fastForward) this.#batchDue = true;
+    if (this.#batchDue) scheduler.request(this.#job);
+    else this.#armBatchTimer(scheduler);
+  }
+
+  /** xterm's own write queue (no scheduler or no private core: no fast-forward), after the sync path. */
+  #writeToXterm(data: Uint8Array, canSync: boolean): void {
+    const { internals } = this.#terminal;
+    if (canSync && internals && data.length <= this.#syncMax && this.#issued === this.#completed && internals.writeBufferEmpty()) {
       internals.writeSync(data);
       this.#parsed();
       return;
@@ -191,14 +262,25 @@ export class Mirror {
 
   /** Resolves once everything written so far is in the grid (or superseded by a rebuild/reset). */
   whenParsed(): Promise<void> {
-    if (this.#disposed || this.#completed === this.#issued) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push({ ticket: this.#issued, resolve }));
+    if (this.#disposed || (this.#completed === this.#issued && this.#pending.idle)) return Promise.resolve();
+    if (!this.#pending.idle && this.#scheduler && !this.#batchDue) {
+      // Someone needs the grid now: the gathering batch is parsed at once.
+      this.#batchDue = true;
+      this.#scheduler.request(this.#job);
+    }
+    return new Promise((resolve) => this.#waiters.push({ ticket: this.#issued, offset: this.#pending.writtenOffset, resolve }));
   }
 
   /** Applies in stream order: after the bytes written before it, before those written after. */
   resize(cols: number, rows: number): void {
     if (this.#disposed) return;
-    if (this.#issued === this.#completed && (this.#terminal.internals?.writeBufferEmpty() ?? true)) {
+    const { internals } = this.#terminal;
+    if (internals && this.#scheduler && !this.#pending.idle) {
+      this.#pending.resize(cols, rows, false);
+      return;
+    }
+    if (this.#issued === this.#completed && (internals?.writeBufferEmpty() ?? true)) {
+      this.#pending.resize(cols, rows, true);
       this.#terminal.term.resize(cols, rows);
       this.#parsed();
       return;
@@ -302,7 +384,7 @@ export class Mirror {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    this.#retire();
+    this.#retire(this.cols, this.rows);
     this.#terminal.term.dispose();
     this.#changeListeners.clear();
     this.#drainListeners.clear();
@@ -313,12 +395,15 @@ export class Mirror {
     const { internals } = this.#terminal;
     if (!internals?.parserState || this.#inCallback > 0) return null;
     internals.flush();
-    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty()) return null;
+    this.#parsePending(Number.POSITIVE_INFINITY);
+    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty() || !this.#pending.idle) return null;
     return internals.parserState.save();
   }
 
+  /** The terminal for a read: bytes still gathering in the queue are parsed first, so a read sees everything written. */
   #open(): CreatedTerminal {
     if (this.#disposed) throw new ClosedError('SESSION_CLOSED', 'the mirror is disposed');
+    if (!this.#pending.idle && !this.#parsing) this.#parsePending(Number.POSITIVE_INFINITY);
     return this.#terminal;
   }
 
@@ -366,8 +451,9 @@ export class Mirror {
     this.#seq++;
     const seq = this.#seq;
     if (this.#waiters.length > 0) {
-      const ready = this.#waiters.filter((w) => w.ticket <= this.#completed);
-      this.#waiters = this.#waiters.filter((w) => w.ticket > this.#completed);
+      const done = (w: { ticket: number; offset: number }): boolean => w.ticket <= this.#completed && this.#pending.doneUpTo(w.offset);
+      const ready = this.#waiters.filter(done);
+      this.#waiters = this.#waiters.filter((w) => !done(w));
       for (const w of ready) w.resolve();
     }
     if (this.#draining && this.backlogBytes < LOW_WATER_BYTES) {
@@ -378,8 +464,13 @@ export class Mirror {
   }
 
   /** Drops everything queued: it is superseded. Resolves the waiters, whose bytes are moot. */
-  #retire(): void {
+  #retire(cols: number, rows: number): void {
     this.#generation++;
+    this.#pending.clear(cols, rows);
+    this.#scheduler?.cancel(this.#job);
+    this.#batchTimer?.cancel();
+    this.#batchTimer = undefined;
+    this.#batchDue = false;
     this.#terminal.internals?.discardQueued();
     this.#held = [];
     this.#heldBytes = 0;
@@ -392,8 +483,78 @@ export class Mirror {
     }
   }
 
+  /** Counts bytes in a sliding window: true while output streams. */
+  #noteRate(now: number, bytes: number): boolean {
+    if (now - this.#recentSince > STREAM_WINDOW_MS) {
+      this.#wasStreaming = now - this.#recentSince <= 2 * STREAM_WINDOW_MS && this.#recentBytes > STREAM_BYTES;
+      this.#recentSince = now;
+      this.#recentBytes = 0;
+    }
+    this.#recentBytes += bytes;
+    return this.#wasStreaming || this.#recentBytes > STREAM_BYTES;
+  }
+
+  #armBatchTimer(scheduler: ParseScheduler): void {
+    if (this.#batchTimer !== undefined) return;
+    this.#batchTimer = scheduler.after(BATCH_DELAY_MS, () => {
+      this.#batchTimer = undefined;
+      this.#batchDue = true;
+      scheduler.request(this.#job);
+    });
+  }
+
+  /** A scheduler turn: parse a slice of the queued bytes if they are due; true when more is due now. */
+  #runSlice(max: number): boolean {
+    if (this.#disposed) return false;
+    if (this.#pending.idle) {
+      this.#batchDue = false;
+      return false;
+    }
+    if (!this.#batchDue) {
+      if (this.#scheduler) this.#armBatchTimer(this.#scheduler);
+      return false;
+    }
+    const generation = this.#generation;
+    this.#parsePending(max);
+    if (generation !== this.#generation || this.#disposed) return false;
+    return !this.#pending.idle;
+  }
+
+  /** Parses up to `max` queued bytes now (fast-forwarding where allowed), then tells the listeners. */
+  #parsePending(max: number): void {
+    const { term, internals } = this.#terminal;
+    if (!internals || this.#pending.idle || this.#parsing) return;
+    this.#parsing = true;
+    try {
+      this.#parseSome(term, internals, max);
+    } finally {
+      this.#parsing = false;
+    }
+  }
+
+  #parseSome(term: CreatedTerminal['term'], internals: NonNullable<CreatedTerminal['internals']>, max: number): void {
+    const bufferLines = (rows: number): number => rows + this.#scrollback;
+    const safe = (cols: number, rows: number): boolean => this.#fastForward && internals.fastForwardSafe(cols, rows, bufferLines(rows));
+    let budget = max;
+    while (budget > 0 && !this.#pending.idle) {
+      const size = this.#pending.takeResize();
+      if (size) {
+        term.resize(size.cols, size.rows);
+        continue;
+      }
+      this.#pending.fastForward(safe);
+      const chunk = this.#pending.peek(Math.min(budget, SLICE_BYTES));
+      if (chunk.length === 0) continue;
+      internals.writeSync(chunk);
+      this.#pending.consume(chunk.length);
+      budget -= chunk.length;
+    }
+    if (this.#pending.idle) this.#batchDue = false;
+    this.#parsed();
+  }
+
   #replaceTerminal(cols: number, rows: number): void {
-    this.#retire();
+    this.#retire(cols, rows);
     const old = this.#terminal;
     this.#terminal = createTerminal(cols, rows, this.#scrollback, this.#log);
     old.term.dispose();

@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../common/clock.js';
+import type { ParseScheduler } from '../emulator/parse-scheduler.js';
 import type { Disposable } from '../common/disposable.js';
 import { UsageError, SessionError } from '../common/errors.js';
 import { toMachineToken } from '../common/machine-token.js';
@@ -52,6 +53,8 @@ export interface SessionInit {
   readonly scrollback: number;
   readonly ringBytes: number;
   readonly clock: Clock;
+  /** Where the mirror parses queued output (the process's shared scheduler); without it, xterm's own queue. */
+  readonly parseScheduler?: ParseScheduler;
   readonly createdAt: number;
   /** Runs before any input reaches the program; throws when this process may not drive it (lease). */
   readonly beforeInput?: () => void;
@@ -143,7 +146,13 @@ export class Session {
       });
     }, init.reserveSeqs);
     const signals = new DriveSignals(init.id, transcript, init.interactions ?? 0);
-    const mirror = new Mirror({ cols: init.cols, rows: init.rows, scrollback: init.scrollback, onIncident: (code, detail) => this.incident(code, detail) });
+    const mirror = new Mirror({
+      cols: init.cols,
+      rows: init.rows,
+      scrollback: init.scrollback,
+      ...(init.parseScheduler ? { scheduler: init.parseScheduler } : {}),
+      onIncident: (code, detail) => this.incident(code, detail),
+    });
     const ctx: DriveContext = { id: init.id, clock, signals, mirror, transcript, events };
     this.ctx = ctx;
     const startedAt = clock.now();

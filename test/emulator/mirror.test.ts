@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTerminal } from '../../lib/emulator/headless.js';
 import { Mirror, type MirrorOptions } from '../../lib/emulator/mirror.js';
+import { systemParseScheduler } from '../../backends/process/system-parse-scheduler.js';
 
 const enc = new TextEncoder();
 const bytes = (s: string): Uint8Array => enc.encode(s);
@@ -102,6 +103,64 @@ describe('Mirror: bytes in', () => {
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('paints the same grid on the parse scheduler (its own queue, batches, fast-forward), with resizes in the stream', async () => {
+    // A flood long enough to be fast-forwarded, between the rich stream's halves.
+    const flood = bytes(Array.from({ length: 700 }, (_, i) => `\rline ${i} ${'z'.repeat(i % 50)}\n`).join(''));
+    const rich = richStream();
+    const half = rich.length >> 1;
+    const parts = [rich.subarray(0, half), flood, rich.subarray(half)];
+    const stream = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((at, p) => (stream.set(p, at), at + p.length), 0);
+    const resizeAt = half + flood.length + 100;
+    const feed = async (m: Mirror, cuts: readonly number[], pauses: readonly boolean[]): Promise<void> => {
+      let from = 0;
+      for (const [i, to] of [...cuts, stream.length].entries()) {
+        if (from < resizeAt && to >= resizeAt) {
+          m.write(stream.subarray(from, resizeAt));
+          m.resize(47, 13);
+          from = resizeAt;
+        }
+        m.write(stream.subarray(from, to));
+        from = to;
+        if (pauses[i]) await m.whenParsed();
+      }
+      await m.whenParsed();
+    };
+    const reference = mirror({ syncWriteMaxBytes: 0 });
+    await feed(reference, [], []);
+    const expected = { digest: reference.digest(), ansi: reference.snapshot({ format: 'ansi', scrollback: 'all' }).content };
+    const cut = fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { minLength: 5, maxLength: 200 }).map((c) => c.sort((a, b) => a - b));
+    // In one write the flood is one batch: the fast-forward is exercised, not only the queue.
+    const whole = mirror({ scheduler: systemParseScheduler });
+    await feed(whole, [], []);
+    expect(whole.fastForwardStats.skips).toBeGreaterThan(0);
+    expect({ digest: whole.digest(), ansi: whole.snapshot({ format: 'ansi', scrollback: 'all' }).content }).toEqual(expected);
+    await fc.assert(
+      fc.asyncProperty(cut, fc.array(fc.boolean(), { minLength: 200, maxLength: 200 }), async (cuts, pauses) => {
+        const m = new Mirror({ cols: 40, rows: 10, scrollback: 200, scheduler: systemParseScheduler });
+        try {
+          await feed(m, cuts, pauses);
+          expect(m.backlogBytes).toBe(0);
+          expect({ digest: m.digest(), ansi: m.snapshot({ format: 'ansi', scrollback: 'all' }).content }).toEqual(expected);
+        } finally {
+          m.dispose();
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('on the parse scheduler, a read right after a streaming write sees every byte (the gathering batch is parsed first)', () => {
+    const m = mirror({ scheduler: systemParseScheduler });
+    // More than the streaming threshold at once: the batch gathers (up to 100 ms) instead of parsing.
+    for (let i = 0; i < 40; i++) m.write(bytes(Array.from({ length: 100 }, (_, k) => `\rrow ${i * 100 + k} ${'x'.repeat(20)}\n`).join('')));
+    m.write(bytes('\rlast line'));
+    expect(m.backlogBytes).toBeGreaterThan(0);
+    expect(m.snapshot({ format: 'text' }).lines.at(-1)).toBe('last line');
+    expect(m.backlogBytes).toBe(0);
+    expect(m.cursor).toMatchObject({ x: 9, y: 9 });
   });
 
   it('keeps parsing when a change listener throws (the error surfaces as an unhandled rejection)', async () => {
