@@ -9,25 +9,25 @@
  * the sync path is only taken while the queue and xterm's own write buffer are empty.
  * docs/emulator.md has the measurements.
  *
- * Throughput: queued bytes are parsed by the mirror itself (the core's sync parse), in bounded
- * slices shared fairly between mirrors (parse-scheduler.ts). While output streams, they are let
- * to gather for a moment, and a long plain-text run in them is fast-forwarded: the part that
+ * Throughput: queued bytes are parsed by the mirror itself (the core's sync parse, queued-parse.ts),
+ * in bounded slices shared fairly between mirrors (parse-scheduler.ts). While output streams, they
+ * are let to gather for a moment, and a long plain-text run in them is fast-forwarded: the part that
  * would scroll out of the buffer anyway is never parsed (pending-output.ts says why that is exact).
  * Without xterm's private core, xterm's own write queue is used, without either.
  */
 import type { Disposable } from '../common/disposable.js';
 import { ClosedError } from '../common/errors.js';
-import { CELL_FLAGS, readCell, readVisibleCells, type Cell, type CellGrid, type CursorState } from './cell-grid.js';
-import { Fnv1a64 } from '../common/fnv1a64.js';
+import { readCell, readVisibleCells, type CellGrid, type CursorState } from './cell-grid.js';
+import { gridDigest } from './grid-digest.js';
 import { createTerminal, type CreatedTerminal, type EmulatorLog, type ParserState } from './headless.js';
 import type { PaneCapture } from '../control/pane-capture.js';
 import { rebuildInto } from './rebuild.js';
 import { TmuxInputFilter } from './input/tmux-input-filter.js';
 import { rateLimitedLog, type IncidentSink } from './rate-limited-log.js';
 import { takeSnapshot, type ScreenSnapshot, type SnapshotOptions } from './screen-snapshot.js';
-import { PendingOutput, type FastForwardStats } from './pending-output.js';
-import type { ParseJob, ParseScheduler } from './parse-scheduler.js';
-import type { TimerHandle } from '../common/clock.js';
+import type { FastForwardStats } from './pending-output.js';
+import type { ParseScheduler } from './parse-scheduler.js';
+import { QueuedParse, SLICE_BYTES } from './queued-parse.js';
 
 export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions } from './screen-snapshot.js';
 
@@ -65,26 +65,12 @@ const HIGH_WATER_BYTES = 8 * MiB;
 const LOW_WATER_BYTES = 2 * MiB;
 /** Bytes handed to xterm at once; the rest waits here. xterm throws above 50 MB unparsed. */
 const XTERM_QUEUE_CAP = 16 * MiB;
-/** Larger chunks are handed to xterm in slices so the cap holds for any chunk size. */
-const SLICE_BYTES = 1 * MiB;
 /**
  * A keystroke echo, a prompt or a status-line redraw fits; a full-screen TUI repaint (5–20 KB)
  * usually does not and takes the queued path, where xterm parses it in ≤12 ms slices.
  * 4 KB parse in ~0.1 ms here, 16 KB in ~0.4 ms (docs/emulator.md).
  */
 const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
-/** Output is streaming when more than this arrives within a STREAM_WINDOW_MS window (or did in the one before). */
-const STREAM_BYTES = 64 * 1024;
-const STREAM_WINDOW_MS = 50;
-/**
- * While plain text streams, queued bytes gather until this much is queued, BATCH_DELAY_MS have
- * passed, someone waits for the parse (whenParsed) or reads the grid: the grid lags that much
- * behind a flood nobody reads at that speed. A fast-forward skips all of a batch but the last `rows + scrollback` lines
- * and the screen (~83 KB of 76-character lines at 120x40, 1000 lines of scrollback): the larger
- * the batch, the more of it is skipped.
- */
-const BATCH_BYTES = 1 * MiB;
-const BATCH_DELAY_MS = 100;
 
 type Op = { readonly kind: 'bytes'; readonly data: Uint8Array; readonly ticket: number } | { readonly kind: 'resize'; readonly cols: number; readonly rows: number; readonly ticket: number };
 
@@ -119,29 +105,17 @@ export class Mirror {
   #inCallback = 0;
   readonly #changeListeners = new Set<(seq: number) => void>();
   readonly #drainListeners = new Set<() => void>();
-  readonly #fastForward: boolean;
   /** Bytes queued for the mirror's own parse (the path with xterm's private core). */
-  readonly #pending: PendingOutput;
-  readonly #job: ParseJob = { runSlice: (max) => this.#runSlice(max) };
-  #recentBytes = 0;
-  #recentSince = 0;
-  /** The previous window streamed. */
-  #wasStreaming = false;
-  readonly #scheduler: ParseScheduler | undefined;
-  #batchTimer: TimerHandle | undefined;
-  /** The gathering batch's time is up (or it is big enough): parse it. */
-  #batchDue = false;
-  /** In #parsePending (its listeners included): a read there sees the grid as parsed so far. */
-  #parsing = false;
+  readonly #queue: QueuedParse;
 
   constructor(options: MirrorOptions) {
     this.#scrollback = options.scrollback;
     this.#syncMax = options.syncWriteMaxBytes ?? DEFAULT_SYNC_WRITE_MAX_BYTES;
-    this.#fastForward = options.fastForward ?? true;
-    this.#scheduler = options.scheduler;
     this.#log = rateLimitedLog(options.onIncident);
     this.#terminal = createTerminal(options.cols, options.rows, options.scrollback, this.#log);
-    this.#pending = new PendingOutput(options.cols, options.rows, options.scrollback);
+    const host = { terminal: () => this.#terminal, isDisposed: () => this.#disposed, parsed: () => this.#parsed() };
+    const { cols, rows, scrollback, scheduler } = options;
+    this.#queue = new QueuedParse(host, { cols, rows, scrollback, scheduler, fastForward: options.fastForward ?? true });
   }
 
   get cols(): number {
@@ -164,12 +138,12 @@ export class Mirror {
 
   /** Bytes written but not yet in the grid. */
   get backlogBytes(): number {
-    return this.#inXterm + this.#heldBytes + this.#pending.length;
+    return this.#inXterm + this.#heldBytes + this.#queue.length;
   }
 
   /** What fast-forwarding skipped so far (bytes never parsed because they scrolled out unseen). */
   get fastForwardStats(): Readonly<FastForwardStats> {
-    return this.#pending.stats;
+    return this.#queue.stats;
   }
 
   /** From the backlog passing the high-water mark until it falls under the low-water mark. */
@@ -215,22 +189,17 @@ export class Mirror {
     const data = this.#filter.push(pane);
     if (data.length === 0) return;
     const { internals } = this.#terminal;
-    const scheduler = this.#scheduler;
-    if (!internals || !scheduler) return this.#writeToXterm(data, internals !== null);
-    const streaming = this.#noteRate(scheduler.now(), data.length);
-    if (!streaming && data.length <= this.#syncMax && this.#pending.idle && this.#issued === this.#completed && internals.writeBufferEmpty()) {
-      this.#pending.interrupt();
+    if (!internals || !this.#queue.scheduled) return this.#writeToXterm(data, internals !== null);
+    const streaming = this.#queue.noteRate(data.length);
+    if (!streaming && data.length <= this.#syncMax && this.#queue.idle && this.#issued === this.#completed && internals.writeBufferEmpty()) {
+      this.#queue.interrupt();
       internals.writeSync(data);
       this.#parsed();
       return;
     }
-    this.#pending.append(data);
+    this.#queue.append(data);
     if (!this.#draining && this.backlogBytes > HIGH_WATER_BYTES) this.#draining = true;
-    // Only a plain-text flood is worth gathering: anything else (a TUI's repaints, coloured output)
-    // cannot be fast-forwarded and is parsed at once, as before.
-    if (!streaming || !this.#pending.inPlainRun || this.#pending.length >= BATCH_BYTES || !this.#fastForward) this.#batchDue = true;
-    if (this.#batchDue) scheduler.request(this.#job);
-    else this.#armBatchTimer(scheduler);
+    this.#queue.schedule(streaming);
   }
 
   /** xterm's own write queue (no scheduler or no private core: no fast-forward), after the sync path. */
@@ -262,25 +231,21 @@ export class Mirror {
 
   /** Resolves once everything written so far is in the grid (or superseded by a rebuild/reset). */
   whenParsed(): Promise<void> {
-    if (this.#disposed || (this.#completed === this.#issued && this.#pending.idle)) return Promise.resolve();
-    if (!this.#pending.idle && this.#scheduler && !this.#batchDue) {
-      // Someone needs the grid now: the gathering batch is parsed at once.
-      this.#batchDue = true;
-      this.#scheduler.request(this.#job);
-    }
-    return new Promise((resolve) => this.#waiters.push({ ticket: this.#issued, offset: this.#pending.writtenOffset, resolve }));
+    if (this.#disposed || (this.#completed === this.#issued && this.#queue.idle)) return Promise.resolve();
+    this.#queue.hurry();
+    return new Promise((resolve) => this.#waiters.push({ ticket: this.#issued, offset: this.#queue.writtenOffset, resolve }));
   }
 
   /** Applies in stream order: after the bytes written before it, before those written after. */
   resize(cols: number, rows: number): void {
     if (this.#disposed) return;
     const { internals } = this.#terminal;
-    if (internals && this.#scheduler && !this.#pending.idle) {
-      this.#pending.resize(cols, rows, false);
+    if (internals && this.#queue.scheduled && !this.#queue.idle) {
+      this.#queue.resize(cols, rows, false);
       return;
     }
     if (this.#issued === this.#completed && (internals?.writeBufferEmpty() ?? true)) {
-      this.#pending.resize(cols, rows, true);
+      this.#queue.resize(cols, rows, true);
       this.#terminal.term.resize(cols, rows);
       this.#parsed();
       return;
@@ -367,18 +332,7 @@ export class Mirror {
   /** A stable hash of the visible grid (chars, widths, colours, attributes), cursor and alternate flag. */
   digest(): string {
     const { term } = this.#open();
-    const h = new Fnv1a64();
-    h.u32(term.cols);
-    h.u32(term.rows);
-    const cursor = this.cursor;
-    h.u32(cursor.x);
-    h.u32(cursor.y);
-    h.byte(cursor.visible ? 1 : 0);
-    h.byte(this.alternate ? 1 : 0);
-    for (const row of readVisibleCells(term)) {
-      for (const cell of row) hashCell(h, cell);
-    }
-    return h.hex();
+    return gridDigest(term, this.cursor, this.alternate);
   }
 
   dispose(): void {
@@ -395,15 +349,15 @@ export class Mirror {
     const { internals } = this.#terminal;
     if (!internals?.parserState || this.#inCallback > 0) return null;
     internals.flush();
-    this.#parsePending(Number.POSITIVE_INFINITY);
-    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty() || !this.#pending.idle) return null;
+    this.#queue.parse(Number.POSITIVE_INFINITY);
+    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty() || !this.#queue.idle) return null;
     return internals.parserState.save();
   }
 
   /** The terminal for a read: bytes still gathering in the queue are parsed first, so a read sees everything written. */
   #open(): CreatedTerminal {
     if (this.#disposed) throw new ClosedError('SESSION_CLOSED', 'the mirror is disposed');
-    if (!this.#pending.idle && !this.#parsing) this.#parsePending(Number.POSITIVE_INFINITY);
+    if (!this.#queue.idle && !this.#queue.parsing) this.#queue.parse(Number.POSITIVE_INFINITY);
     return this.#terminal;
   }
 
@@ -451,7 +405,7 @@ export class Mirror {
     this.#seq++;
     const seq = this.#seq;
     if (this.#waiters.length > 0) {
-      const done = (w: { ticket: number; offset: number }): boolean => w.ticket <= this.#completed && this.#pending.doneUpTo(w.offset);
+      const done = (w: { ticket: number; offset: number }): boolean => w.ticket <= this.#completed && this.#queue.doneUpTo(w.offset);
       const ready = this.#waiters.filter(done);
       this.#waiters = this.#waiters.filter((w) => !done(w));
       for (const w of ready) w.resolve();
@@ -466,11 +420,7 @@ export class Mirror {
   /** Drops everything queued: it is superseded. Resolves the waiters, whose bytes are moot. */
   #retire(cols: number, rows: number): void {
     this.#generation++;
-    this.#pending.clear(cols, rows);
-    this.#scheduler?.cancel(this.#job);
-    this.#batchTimer?.cancel();
-    this.#batchTimer = undefined;
-    this.#batchDue = false;
+    this.#queue.clear(cols, rows);
     this.#terminal.internals?.discardQueued();
     this.#held = [];
     this.#heldBytes = 0;
@@ -483,76 +433,6 @@ export class Mirror {
     }
   }
 
-  /** Counts bytes in a sliding window: true while output streams. */
-  #noteRate(now: number, bytes: number): boolean {
-    if (now - this.#recentSince > STREAM_WINDOW_MS) {
-      this.#wasStreaming = now - this.#recentSince <= 2 * STREAM_WINDOW_MS && this.#recentBytes > STREAM_BYTES;
-      this.#recentSince = now;
-      this.#recentBytes = 0;
-    }
-    this.#recentBytes += bytes;
-    return this.#wasStreaming || this.#recentBytes > STREAM_BYTES;
-  }
-
-  #armBatchTimer(scheduler: ParseScheduler): void {
-    if (this.#batchTimer !== undefined) return;
-    this.#batchTimer = scheduler.after(BATCH_DELAY_MS, () => {
-      this.#batchTimer = undefined;
-      this.#batchDue = true;
-      scheduler.request(this.#job);
-    });
-  }
-
-  /** A scheduler turn: parse a slice of the queued bytes if they are due; true when more is due now. */
-  #runSlice(max: number): boolean {
-    if (this.#disposed) return false;
-    if (this.#pending.idle) {
-      this.#batchDue = false;
-      return false;
-    }
-    if (!this.#batchDue) {
-      if (this.#scheduler) this.#armBatchTimer(this.#scheduler);
-      return false;
-    }
-    const generation = this.#generation;
-    this.#parsePending(max);
-    if (generation !== this.#generation || this.#disposed) return false;
-    return !this.#pending.idle;
-  }
-
-  /** Parses up to `max` queued bytes now (fast-forwarding where allowed), then tells the listeners. */
-  #parsePending(max: number): void {
-    const { term, internals } = this.#terminal;
-    if (!internals || this.#pending.idle || this.#parsing) return;
-    this.#parsing = true;
-    try {
-      this.#parseSome(term, internals, max);
-    } finally {
-      this.#parsing = false;
-    }
-  }
-
-  #parseSome(term: CreatedTerminal['term'], internals: NonNullable<CreatedTerminal['internals']>, max: number): void {
-    const bufferLines = (rows: number): number => rows + this.#scrollback;
-    const safe = (cols: number, rows: number): boolean => this.#fastForward && internals.fastForwardSafe(cols, rows, bufferLines(rows));
-    let budget = max;
-    while (budget > 0 && !this.#pending.idle) {
-      const size = this.#pending.takeResize();
-      if (size) {
-        term.resize(size.cols, size.rows);
-        continue;
-      }
-      this.#pending.fastForward(safe);
-      const chunk = this.#pending.peek(Math.min(budget, SLICE_BYTES));
-      if (chunk.length === 0) continue;
-      internals.writeSync(chunk);
-      this.#pending.consume(chunk.length);
-      budget -= chunk.length;
-    }
-    if (this.#pending.idle) this.#batchDue = false;
-    this.#parsed();
-  }
-
   #replaceTerminal(cols: number, rows: number): void {
     this.#retire(cols, rows);
     const old = this.#terminal;
@@ -560,21 +440,6 @@ export class Mirror {
     old.term.dispose();
   }
 }
-
-function hashCell(h: Fnv1a64, cell: Cell): void {
-  h.str(cell.ch);
-  h.byte(cell.width);
-  h.u32(cell.fg);
-  h.u32(cell.bg);
-  h.byte(MODE_CODE[cell.fgMode] | (MODE_CODE[cell.bgMode] << 2));
-  let flags = 0;
-  CELL_FLAGS.forEach((f, i) => {
-    if (cell[f]) flags |= 1 << i;
-  });
-  h.u32(flags);
-}
-
-const MODE_CODE = { default: 0, palette: 1, rgb: 2 } as const;
 
 /**
  * A throwing listener must not break the parse loop it runs in (xterm would re-parse a chunk), so
