@@ -28,6 +28,7 @@ import { takeSnapshot, type ScreenSnapshot, type SnapshotOptions } from './scree
 import type { FastForwardStats } from './pending-output.js';
 import type { ParseScheduler } from './parse-scheduler.js';
 import { QueuedParse, SLICE_BYTES } from './queued-parse.js';
+import { XtermWriteQueue } from './xterm-write-queue.js';
 
 export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions } from './screen-snapshot.js';
 
@@ -63,22 +64,12 @@ const MiB = 1024 * 1024;
 const HIGH_WATER_BYTES = 8 * MiB;
 /** needsDrain turns false, and onDrain fires, once the backlog is back under this. */
 const LOW_WATER_BYTES = 2 * MiB;
-/** Bytes handed to xterm at once; the rest waits here. xterm throws above 50 MB unparsed. */
-const XTERM_QUEUE_CAP = 16 * MiB;
 /**
  * A keystroke echo, a prompt or a status-line redraw fits; a full-screen TUI repaint (5–20 KB)
  * usually does not and takes the queued path, where xterm parses it in ≤12 ms slices.
  * 4 KB parse in ~0.1 ms here, 16 KB in ~0.4 ms (docs/emulator.md).
  */
 const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
-
-type Op = { readonly kind: 'bytes'; readonly data: Uint8Array; readonly ticket: number } | { readonly kind: 'resize'; readonly cols: number; readonly rows: number; readonly ticket: number };
-
-const EMPTY = new Uint8Array(0);
-
-function opBytes(op: Op): number {
-  return op.kind === 'bytes' ? op.data.length : 0;
-}
 
 export class Mirror {
   readonly #scrollback: number;
@@ -87,22 +78,12 @@ export class Mirror {
   readonly #filter = new TmuxInputFilter();
   readonly #log: EmulatorLog;
   #terminal: CreatedTerminal;
-  /** Bumped whenever the terminal is replaced: callbacks of a retired terminal are ignored. */
-  #generation = 0;
   #seq = 0;
-  /** Bytes handed to term.write whose callback has not fired. */
-  #inXterm = 0;
-  /** Ops waiting for room under XTERM_QUEUE_CAP, in order. */
-  #held: Op[] = [];
-  #heldBytes = 0;
-  /** Tickets of queued ops: issued on enqueue, completed in order as xterm parses them. */
-  #issued = 0;
-  #completed = 0;
+  /** xterm's own write queue (without a scheduler or the private core), in tickets. */
+  readonly #xterm: XtermWriteQueue = new XtermWriteQueue({ terminal: () => this.#terminal, parsed: () => this.#parsed() });
   #waiters: { ticket: number; offset: number; resolve: () => void }[] = [];
   #draining = false;
   #disposed = false;
-  /** Inside one of xterm's write callbacks (listeners run there): the queue cannot be flushed. */
-  #inCallback = 0;
   readonly #changeListeners = new Set<(seq: number) => void>();
   readonly #drainListeners = new Set<() => void>();
   /** Bytes queued for the mirror's own parse (the path with xterm's private core). */
@@ -138,7 +119,7 @@ export class Mirror {
 
   /** Bytes written but not yet in the grid. */
   get backlogBytes(): number {
-    return this.#inXterm + this.#heldBytes + this.#queue.length;
+    return this.#xterm.bytes + this.#queue.length;
   }
 
   /** What fast-forwarding skipped so far (bytes never parsed because they scrolled out unseen). */
@@ -191,7 +172,7 @@ export class Mirror {
     const { internals } = this.#terminal;
     if (!internals || !this.#queue.scheduled) return this.#writeToXterm(data, internals !== null);
     const streaming = this.#queue.noteRate(data.length);
-    if (!streaming && data.length <= this.#syncMax && this.#queue.idle && this.#issued === this.#completed && internals.writeBufferEmpty()) {
+    if (!streaming && data.length <= this.#syncMax && this.#queue.idle && this.#xterm.settled && internals.writeBufferEmpty()) {
       this.#queue.interrupt();
       internals.writeSync(data);
       this.#parsed();
@@ -205,14 +186,14 @@ export class Mirror {
   /** xterm's own write queue (no scheduler or no private core: no fast-forward), after the sync path. */
   #writeToXterm(data: Uint8Array, canSync: boolean): void {
     const { internals } = this.#terminal;
-    if (canSync && internals && data.length <= this.#syncMax && this.#issued === this.#completed && internals.writeBufferEmpty()) {
+    if (canSync && internals && data.length <= this.#syncMax && this.#xterm.settled && internals.writeBufferEmpty()) {
       internals.writeSync(data);
       this.#parsed();
       return;
     }
     const owned = data.slice();
     for (let at = 0; at < owned.length; at += SLICE_BYTES) {
-      this.#enqueue({ kind: 'bytes', data: owned.subarray(at, at + SLICE_BYTES), ticket: ++this.#issued });
+      this.#xterm.write(owned.subarray(at, at + SLICE_BYTES));
     }
     if (!this.#draining && this.backlogBytes > HIGH_WATER_BYTES) this.#draining = true;
   }
@@ -231,9 +212,9 @@ export class Mirror {
 
   /** Resolves once everything written so far is in the grid (or superseded by a rebuild/reset). */
   whenParsed(): Promise<void> {
-    if (this.#disposed || (this.#completed === this.#issued && this.#queue.idle)) return Promise.resolve();
+    if (this.#disposed || (this.#xterm.settled && this.#queue.idle)) return Promise.resolve();
     this.#queue.hurry();
-    return new Promise((resolve) => this.#waiters.push({ ticket: this.#issued, offset: this.#queue.writtenOffset, resolve }));
+    return new Promise((resolve) => this.#waiters.push({ ticket: this.#xterm.lastTicket, offset: this.#queue.writtenOffset, resolve }));
   }
 
   /** Applies in stream order: after the bytes written before it, before those written after. */
@@ -244,13 +225,13 @@ export class Mirror {
       this.#queue.resize(cols, rows, false);
       return;
     }
-    if (this.#issued === this.#completed && (internals?.writeBufferEmpty() ?? true)) {
+    if (this.#xterm.settled && (internals?.writeBufferEmpty() ?? true)) {
       this.#queue.resize(cols, rows, true);
       this.#terminal.term.resize(cols, rows);
       this.#parsed();
       return;
     }
-    this.#enqueue({ kind: 'resize', cols, rows, ticket: ++this.#issued });
+    this.#xterm.resize(cols, rows);
   }
 
   /** A blank terminal of the current size; bytes still queued are dropped. */
@@ -287,7 +268,7 @@ export class Mirror {
         },
         write: (bytes) => {
           if (internals) internals.writeSync(bytes);
-          else this.#enqueue({ kind: 'bytes', data: bytes, ticket: ++this.#issued });
+          else this.#xterm.write(bytes);
         },
         cellAt: (x, y) => {
           if (!internals) return null;
@@ -347,10 +328,10 @@ export class Mirror {
   /** Parses everything queued, then reads the parser state; null when that cannot be done now. */
   #settledParserState(): ParserState | null {
     const { internals } = this.#terminal;
-    if (!internals?.parserState || this.#inCallback > 0) return null;
+    if (!internals?.parserState || this.#xterm.inCallback) return null;
     internals.flush();
     this.#queue.parse(Number.POSITIVE_INFINITY);
-    if (this.#issued !== this.#completed || this.#held.length > 0 || !internals.writeBufferEmpty() || !this.#queue.idle) return null;
+    if (!this.#xterm.settled || !internals.writeBufferEmpty() || !this.#queue.idle) return null;
     return internals.parserState.save();
   }
 
@@ -361,51 +342,12 @@ export class Mirror {
     return this.#terminal;
   }
 
-  #enqueue(op: Op): void {
-    if (this.#held.length === 0 && (this.#inXterm === 0 || this.#inXterm + opBytes(op) <= XTERM_QUEUE_CAP)) {
-      this.#hand(op);
-    } else {
-      this.#held.push(op);
-      this.#heldBytes += opBytes(op);
-    }
-  }
-
-  #hand(op: Op): void {
-    const generation = this.#generation;
-    const { term } = this.#terminal;
-    this.#inXterm += opBytes(op);
-    // An empty write keeps a resize in stream order: its callback runs between the chunks around it.
-    term.write(op.kind === 'bytes' ? op.data : EMPTY, () => {
-      if (generation !== this.#generation) return;
-      this.#inXterm -= opBytes(op);
-      this.#completed = op.ticket;
-      this.#inCallback++;
-      try {
-        if (op.kind === 'resize') term.resize(op.cols, op.rows);
-        this.#pump();
-        this.#parsed();
-      } finally {
-        this.#inCallback--;
-      }
-    });
-  }
-
-  #pump(): void {
-    while (this.#held.length > 0) {
-      const next = this.#held[0] as Op;
-      if (this.#inXterm > 0 && this.#inXterm + opBytes(next) > XTERM_QUEUE_CAP) return;
-      this.#held.shift();
-      this.#heldBytes -= opBytes(next);
-      this.#hand(next);
-    }
-  }
-
   /** Bookkeeping after the grid changed; listeners run last, on a consistent state. */
   #parsed(): void {
     this.#seq++;
     const seq = this.#seq;
     if (this.#waiters.length > 0) {
-      const done = (w: { ticket: number; offset: number }): boolean => w.ticket <= this.#completed && this.#queue.doneUpTo(w.offset);
+      const done = (w: { ticket: number; offset: number }): boolean => this.#xterm.doneUpTo(w.ticket) && this.#queue.doneUpTo(w.offset);
       const ready = this.#waiters.filter(done);
       this.#waiters = this.#waiters.filter((w) => !done(w));
       for (const w of ready) w.resolve();
@@ -419,13 +361,9 @@ export class Mirror {
 
   /** Drops everything queued: it is superseded. Resolves the waiters, whose bytes are moot. */
   #retire(cols: number, rows: number): void {
-    this.#generation++;
+    this.#xterm.clear();
     this.#queue.clear(cols, rows);
     this.#terminal.internals?.discardQueued();
-    this.#held = [];
-    this.#heldBytes = 0;
-    this.#inXterm = 0;
-    this.#completed = this.#issued;
     for (const w of this.#waiters.splice(0)) w.resolve();
     if (this.#draining) {
       this.#draining = false;
