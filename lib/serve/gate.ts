@@ -72,7 +72,19 @@ export class Gate {
     this.tokens = opts.tokens;
     this.audit = opts.audit;
     this.now = opts.now ?? Date.now;
-    this.holds = new OperatorHolds((drive, item) => this.feeds.get(drive)?.announce(item), this.now);
+    this.holds = new OperatorHolds((drive, item) => {
+      if (item.type === 'hold') this.tellSession(drive, item.held ? item.by : undefined);
+      this.feeds.get(drive)?.announce(item);
+    }, this.now);
+  }
+
+  /** The drive's session answers no dialog itself while a person holds it. */
+  private tellSession(drive: string, by: string | undefined): void {
+    try {
+      this.driver.get(drive).setOperatorHold(by);
+    } catch {
+      /* the drive is gone: nothing to tell */
+    }
   }
 
   /** The identity a token stands for, or TOKEN_INVALID (audited, without the token). */

@@ -3,7 +3,8 @@
  * and it was never answered before (the journal remembers, across hosts); escalated otherwise.
  * The answer is sent only after the dialog is re-verified on a settled screen, through the same
  * input gate as a caller's keys (lease and audit), and confirmed by the screen changing. Its
- * confirming wait is the session's own: it spends none of the caller's requests.
+ * confirming wait is the session's own: it spends none of the caller's requests. While a person
+ * holds the drive (an operator hold), the dialog is theirs: nothing is sent, it is escalated.
  */
 import { decideAutoAnswer, type AutoAnswerPolicy } from '../perceive/auto-answer.js';
 import type { SessionStatus } from '../perceive/status.js';
@@ -49,11 +50,18 @@ export class DialogAnswerer {
       return;
     }
     const { mirror, signals, transcript, events } = this.ctx;
+    const heldByPerson = (): boolean => {
+      if (signals.operatorHold === undefined) return false;
+      outcomes.attention({ kind: 'input_needed', confidence: status.confidence, reason: 'dialog_operator_hold', dialog: dialog.kind });
+      return true;
+    };
+    if (heldByPerson()) return;
     this.answering = true;
     try {
       await mirror.whenParsed();
       const again = this.rooms.status().dialog;
       if (!again || again.digest !== dialog.digest || signals.phase !== 'live') return; // it went away
+      if (heldByPerson()) return; // a person took the drive over meanwhile
       const before = mirror.digest();
       const keys = decision.keys.join(' ');
       const backend = gate.admit('sendKeys', keys, { auto: true });

@@ -42,6 +42,11 @@ export class DriveSignals {
   /** Operator terminals attached to the drive right now (tmux client names). */
   operators: readonly string[] = [];
   /**
+   * Who holds the drive for a person right now (the serving host's operator hold: the console's
+   * take-over, `tmux-drive attach` through a host), by token id; the host answers no dialog then.
+   */
+  operatorHold: string | undefined;
+  /**
    * Why a person is owed an answer (an escalation, or a dialog nobody answered), until a caller's
    * input reaches the program: such a drive is never reaped for being idle.
    */

@@ -242,6 +242,15 @@ export class Session {
     return this.ctx.signals.operators;
   }
 
+  /**
+   * A person holds the drive (`by`: their token id) or no longer does (undefined): while held, the
+   * session answers no dialog itself (it escalates it as `dialog_operator_hold`). Set by the
+   * serving host's operator holds.
+   */
+  setOperatorHold(by: string | undefined): void {
+    this.ctx.signals.operatorHold = by;
+  }
+
   on<E extends keyof SessionEvents>(event: E, listener: (...args: SessionEvents[E]) => void): Disposable {
     this.emitter.on(event, listener as never);
     return { dispose: () => void this.emitter.off(event, listener as never) };
