@@ -24,13 +24,14 @@ import { LeaseBook } from './lease-book.js';
 import { reclaimOrphans } from './orphans.js';
 import { pruneDrives, type PrunedDrive } from './prune.js';
 import { reconcile } from './reconcile.js';
-import { DriverStandby, StandbyObservers, type PreparedTakeover } from './standby.js';
+import { PreparedStandby, StandbyObservers, type PreparedTakeover } from './standby.js';
 import { SessionFactory } from './session-factory.js';
 import { systemClock } from '../../backends/process/system-clock.js';
 
 export type { CreateApprovalRequest, CreateOptions, DriverOptions, Logger } from './driver-options.js';
 export type { PrunedDrive } from './prune.js';
-export type { DriverStandby } from './standby.js';
+/** A Driver not opened yet whose drives are already observed (Driver.standby()). */
+export type DriverStandby = PreparedStandby<Driver>;
 
 export interface SessionInfo {
   readonly id: string;
@@ -88,7 +89,7 @@ export class Driver {
     const backends = new BackendFactory({ config: setup.loaded.config, dataDir, clock: opts.clock ?? systemClock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
     const journal = Journal.open(dataDir, { onError: (e) => setup.logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     try {
-      return new DriverStandby(await StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared));
+      return new PreparedStandby<Driver>(await StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared));
     } catch (err) {
       journal.close();
       throw err;

@@ -14,7 +14,6 @@ import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
-import type { Driver } from './driver.js';
 
 /** An observer as the backend factory makes it (backends/ is imported by backend-factory.ts alone). */
 type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
@@ -142,14 +141,15 @@ export interface PreparedTakeover {
  * Driver.open with those observers (call it once the data dir is this process's: the host lock);
  * a drive's lease is taken before its observer is adopted, as for any re-attach.
  */
-export class DriverStandby {
+export class PreparedStandby<D> {
   private used = false;
 
   /** @internal */
   constructor(
     private readonly observers: StandbyObservers,
     private readonly journal: Journal,
-    private readonly open: (prepared: PreparedTakeover) => Promise<Driver>,
+    /** Driver.open with the observers (D is the Driver: this file does not import it, which imports this). */
+    private readonly open: (prepared: PreparedTakeover) => Promise<D>,
   ) {}
 
   /** Drives observed now (each one's takeover skips starting a control client). */
@@ -158,7 +158,7 @@ export class DriverStandby {
   }
 
   /** Opens the Driver, adopting every observer still attached; the others are let go. Once. */
-  async takeOver(): Promise<Driver> {
+  async takeOver(): Promise<D> {
     if (this.used) throw new SessionError('DRIVER_CLOSED', 'this standby has already taken over or been closed');
     this.used = true;
     this.observers.stopWatching();

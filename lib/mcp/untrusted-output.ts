@@ -4,7 +4,6 @@
  * put it in a clearly delimited block, with a note saying what it is, so that the reader can keep
  * program output apart from its instructions.
  */
-import { redactScreen, redactSecrets, type ScreenFormat } from '../policy/redact.js';
 
 export const UNTRUSTED_TAG = 'untrusted-terminal-output';
 
@@ -83,28 +82,4 @@ export function wrapUntrustedOutput(content: string, info: UntrustedBlockInfo): 
   const body = defuseTags(content);
   const session = info.session.replace(/[^A-Za-z0-9_.-]/g, '_');
   return `${info.summary}\n${NOTE}\n<${UNTRUSTED_TAG} session="${session}">\n${body}${body.endsWith('\n') ? '' : '\n'}</${UNTRUSTED_TAG}>`;
-}
-
-/**
- * Redacts `text` when `enabled` (the config's redactSecrets), matched as the text the `format`
- * shows (escapes or tags set aside); idempotent on redacted text.
- */
-export function redactText(text: string, enabled: boolean, format: ScreenFormat = 'text'): { text: string; count: number } {
-  if (!enabled) return { text, count: 0 };
-  return format === 'text' ? redactSecrets(text) : redactScreen(text, format);
-}
-
-/**
- * A JSON-able value with every string redacted (status carries untrusted screen text in dialog
- * labels and ghost-text suggestions).
- */
-export function redactStrings<T>(value: T, enabled: boolean): T {
-  if (!enabled) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return redactSecrets(v).text;
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-    return v;
-  };
-  return walk(value) as T;
 }

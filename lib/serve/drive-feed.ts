@@ -14,7 +14,7 @@
  */
 import type { Session } from '../session/session.js';
 import type { Disposable } from '../common/disposable.js';
-import { redactStrings } from '../mcp/untrusted-output.js';
+import { redactStrings } from '../policy/redact-values.js';
 import type { FeedEndReason, FeedItem } from '../wire/protocol.js';
 
 export type FeedSink = (item: FeedItem) => void;

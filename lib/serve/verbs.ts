@@ -11,7 +11,7 @@ import { INPUT_QUEUE_LIMITS, type InputTurnOptions, type Session } from '../sess
 import { UsageError } from '../common/errors.js';
 import { checkRegexSafety } from '../perceive/regex-safety.js';
 import { formatAsciicast, toAsciicast } from '../session/asciicast.js';
-import { redactStrings, redactText } from '../mcp/untrusted-output.js';
+import { redactStrings, redactText } from '../policy/redact-values.js';
 import type { CapabilityClass, Identity } from '../wire/protocol.js';
 import { toWireEntry } from '../wire/wire-values.js';
 import { allowsDrive, isWithin, MintRequestSchema, scopeOf } from './capabilities.js';
