@@ -16,12 +16,11 @@
  * Calls in flight when a host dies fail with HOST_LOST (delivery unknown); they are counted, not
  * violations. Run: `npm run build && node dist/tools/serve-torture.js --iterations 100 [--drives 20]`.
  */
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '../lib/client/client.js';
 import type { TmuxDriveError } from '../lib/common/errors.js';
 import { Journal } from '../journal/journal.js';
 import { census, serveDir, startServe, type ServeProcess } from './serve-host.js';
+import { mainOf, readFlags } from './tool-cli.js';
 
 export interface ServeTortureOptions {
   readonly iterations: number;
@@ -264,36 +263,8 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
 }
 
 function parseArgs(argv: readonly string[]): ServeTortureOptions {
-  let iterations = 30;
-  let drives = 20;
-  let drivers = 2;
-  let seed: number | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const num = (): number => {
-      const v = Number(argv[++i]);
-      if (!Number.isInteger(v) || v < 0) throw new Error(`${a} needs a non-negative integer`);
-      return v;
-    };
-    if (a === '--iterations') iterations = num();
-    else if (a === '--drives') drives = num();
-    else if (a === '--drivers') drivers = num();
-    else if (a === '--seed') seed = num();
-    else throw new Error(`unknown argument ${a} (known: --iterations N --drives N --drivers N --seed N)`);
-  }
-  return { iterations, drives, drivers, ...(seed === undefined ? {} : { seed }) };
+  const f = readFlags(argv, { iterations: 'integer', drives: 'integer', drivers: 'integer', seed: 'integer' });
+  return { iterations: f.iterations ?? 30, drives: f.drives ?? 20, drivers: f.drivers ?? 2, ...(f.seed === undefined ? {} : { seed: f.seed }) };
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    const report = await runServeTorture(parseArgs(process.argv.slice(2)));
-    if (report.violations.length > 0) {
-      console.log('violations:');
-      for (const v of report.violations) console.log(`  ${v}`);
-      process.exitCode = 1;
-    }
-  } catch (err) {
-    console.error(err);
-    process.exitCode = 2;
-  }
-}
+await mainOf(import.meta.url, () => runServeTorture(parseArgs(process.argv.slice(2))));

@@ -23,6 +23,7 @@ import { Driver } from '../lib/index.js';
 import { Journal, isRetiredSessionId } from '../journal/journal.js';
 import { findProcesses, processTree } from '../backends/process/process-tree.js';
 import { isStartServerArgv } from '../lib/control/tmux-commands.js';
+import { mainOf, readFlags } from './tool-cli.js';
 
 export interface TortureOptions {
   readonly iterations: number;
@@ -435,44 +436,26 @@ export async function runTorture(opts: TortureOptions): Promise<TortureReport> {
 }
 
 function parseArgs(argv: readonly string[]): TortureOptions {
-  let iterations = 30;
-  let sessions = 3;
-  let seed: number | undefined;
-  let dataDir: string | undefined;
-  let keep = false;
-  let serverKillEvery = 5;
-  let minDelayMs = 50;
-  let maxDelayMs = 800;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const num = (): number => {
-      const n = Number(argv[++i]);
-      if (!Number.isInteger(n) || n < 0) throw new Error(`${a} needs a non-negative integer`);
-      return n;
-    };
-    if (a === '--iterations') iterations = num();
-    else if (a === '--sessions') sessions = num();
-    else if (a === '--seed') seed = num();
-    else if (a === '--server-kill-every') serverKillEvery = num();
-    else if (a === '--min-delay') minDelayMs = num();
-    else if (a === '--max-delay') maxDelayMs = num();
-    else if (a === '--data-dir') dataDir = argv[++i];
-    else if (a === '--keep') keep = true;
-    else throw new Error(`unknown argument ${a} (known: --iterations N --sessions K --seed N --server-kill-every M --min-delay MS --max-delay MS --data-dir DIR --keep)`);
-  }
-  return { iterations, sessions, keep, serverKillEvery, minDelayMs, maxDelayMs, ...(seed === undefined ? {} : { seed }), ...(dataDir === undefined ? {} : { dataDir }) };
+  const f = readFlags(argv, {
+    iterations: 'integer',
+    sessions: 'integer',
+    seed: 'integer',
+    'server-kill-every': 'integer',
+    'min-delay': 'integer',
+    'max-delay': 'integer',
+    'data-dir': 'string',
+    keep: 'boolean',
+  });
+  return {
+    iterations: f.iterations ?? 30,
+    sessions: f.sessions ?? 3,
+    keep: f.keep ?? false,
+    serverKillEvery: f['server-kill-every'] ?? 5,
+    minDelayMs: f['min-delay'] ?? 50,
+    maxDelayMs: f['max-delay'] ?? 800,
+    ...(f.seed === undefined ? {} : { seed: f.seed }),
+    ...(f['data-dir'] === undefined ? {} : { dataDir: f['data-dir'] }),
+  };
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    const report = await runTorture(parseArgs(process.argv.slice(2)));
-    if (report.violations.length > 0) {
-      console.log('violations:');
-      for (const v of report.violations) console.log(`  ${v}`);
-      process.exitCode = 1;
-    }
-  } catch (err) {
-    console.error(err);
-    process.exitCode = 2;
-  }
-}
+await mainOf(import.meta.url, () => runTorture(parseArgs(process.argv.slice(2))));
