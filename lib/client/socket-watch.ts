@@ -18,7 +18,7 @@ export class SocketWatch {
 
   /** `fileEvents`: the socket is a host's own file in its serve dir (watchable). */
   constructor(
-    private readonly path: string,
+    path: string,
     private readonly fileEvents: boolean,
   ) {
     if (!fileEvents) return;

@@ -18,7 +18,7 @@ import { CapabilityError, HostError } from '../wire/host-error.js';
 import { allowsClass, isExpired, requireDrive } from './capabilities.js';
 import { OperatorHolds, type HoldCaller, type HoldHow, type OperatorHold } from './operator-holds.js';
 import { VERBS, type VerbContext } from './verbs.js';
-import { DriveFeed, type FeedSink } from './drive-feed.js';
+import { DriveFeed } from './drive-feed.js';
 import type { TokenStore } from './token-store.js';
 
 export const GATE_LIMITS = {
