@@ -41,13 +41,7 @@ export async function openDriver(allowList: AllowInput[], more: Partial<DriverCo
       const left = processesMentioning(dataDir);
       if (left.length > 0) {
         console.warn(`test cleanup: ${left.length} process(es) still mention ${dataDir}; killing them`);
-        for (const pid of left) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            /* gone */
-          }
-        }
+        killGone(left);
       }
       rmSync(dataDir, { recursive: true, force: true });
     },
@@ -55,6 +49,17 @@ export async function openDriver(allowList: AllowInput[], more: Partial<DriverCo
 }
 
 /** Pids of live processes whose command line mentions `needle` (to prove nothing is left). */
+/** SIGKILLs each pid; one that ended since it was listed (ESRCH) is already what cleanup wants. */
+export function killGone(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    }
+  }
+}
+
 export function processesMentioning(needle: string): number[] {
   return findProcesses((cmdline) => cmdline.includes(needle));
 }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Driver } from '../../lib/index.js';
 import { Journal } from '../../journal/journal.js';
-import { CONSENT, processesMentioning } from '../helpers.js';
+import { CONSENT, killGone, processesMentioning } from '../helpers.js';
 
 const CONFIG = { worker: { stuckMs: 60_000 }, allow: [{ id: 'sh', match: { path: '/bin/sh' }, consent: CONSENT }] };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -48,7 +48,7 @@ afterEach(async () => {
     await d.close();
   }
   for (const dir of dirs.splice(0)) {
-    for (const pid of processesMentioning(dir)) process.kill(pid, 'SIGKILL');
+    killGone(processesMentioning(dir));
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -10,7 +10,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pty from 'node-pty';
 import { Journal } from '../../journal/journal.js';
-import { processesMentioning } from '../helpers.js';
+import { killGone, processesMentioning } from '../helpers.js';
 import { CLI, ensureBuilt, runCli, testSetup, type Run } from '../cli/dist.js';
 import { killServe, startServe, type ServeProcess } from './harness.js';
 
@@ -46,7 +46,7 @@ afterAll(async () => {
   if (list.status === 0) {
     for (const s of (JSON.parse(list.stdout) as { sessions: { id: string; state: string }[] }).sessions) if (s.state === 'live') await td('kill', s.id);
   }
-  for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+  killGone(processesMentioning(dataDir));
   rmSync(dir, { recursive: true, force: true });
 });
 

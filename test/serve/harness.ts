@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allow, processesMentioning } from '../helpers.js';
+import { allow, killGone, processesMentioning } from '../helpers.js';
 import type { DriverConfigInput } from '../../lib/policy/config-schema.js';
 import { CLI } from '../cli/dist.js';
 
@@ -23,13 +23,7 @@ export function sweep(dataDir: string): void {
   const left = processesMentioning(dataDir);
   if (left.length > 0) {
     console.warn(`serve test cleanup: ${left.length} process(es) still mention ${dataDir}; killing them`);
-    for (const pid of left) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+    killGone(left);
   }
   rmSync(join(dataDir, '..'), { recursive: true, force: true });
 }

@@ -18,7 +18,7 @@ import type { JournalItem } from '../../lib/client/remote-drive.js';
 import { Journal } from '../../journal/journal.js';
 import { findProcesses, processTree, readStat } from '../../backends/process/process-tree.js';
 import { isControlAttachArgv, isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { processesMentioning } from '../helpers.js';
+import { killGone, processesMentioning } from '../helpers.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
 import { killServe, startServe, type ServeProcess } from './harness.js';
 
@@ -105,7 +105,7 @@ beforeAll(() => {
 afterAll(async () => {
   for (const c of clients) await c.close();
   for (const h of hosts) await killServe(h);
-  for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+  killGone(processesMentioning(dataDir));
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -15,7 +15,7 @@ import type { HostInfo } from '../../lib/wire/protocol.js';
 import { Journal } from '../../journal/journal.js';
 import { findProcesses, processTree } from '../../backends/process/process-tree.js';
 import { isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { processesMentioning } from '../helpers.js';
+import { killGone, processesMentioning } from '../helpers.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
 import { killServe, startServe, type ServeProcess } from './harness.js';
 
@@ -68,7 +68,7 @@ beforeAll(() => {
 afterAll(async () => {
   for (const c of clients) await c.close();
   for (const h of hosts) await killServe(h);
-  for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+  killGone(processesMentioning(dataDir));
   rmSync(dir, { recursive: true, force: true });
 });
 

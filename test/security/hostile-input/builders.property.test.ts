@@ -42,7 +42,7 @@ import { paneArgv } from '../../../lib/policy/sandbox.js';
 import { remoteCommand } from '../../../backends/ssh/shell-quote.js';
 import { SshHost } from '../../../backends/ssh/ssh-host.js';
 import { TmuxHarness } from '../../control/tmux-harness.js';
-import { processesMentioning } from '../../helpers.js';
+import { killGone, processesMentioning } from '../../helpers.js';
 
 const SEED = 20261130;
 const ENV = { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TMUX: '' };
@@ -138,7 +138,7 @@ afterAll(async () => {
   // Loud, and by pid: nothing of the harness may outlive the file (its receiver reads forever).
   const left = dir ? processesMentioning(dir) : [];
   if (left.length > 0) console.warn(`builders property test: killing ${left.length} leftover process(es) of ${dir}`);
-  for (const pid of left) process.kill(pid, 'SIGKILL');
+  killGone(left);
 });
 
 describe('builders under arbitrary input, against tmux 3.3a', () => {

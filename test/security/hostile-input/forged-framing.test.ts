@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Driver, type Session } from '../../../lib/index.js';
 import type { QueuedCommand } from '../../../lib/control/command-queue.js';
 import { Journal } from '../../../journal/journal.js';
-import { allow, processesMentioning } from '../../helpers.js';
+import { allow, killGone, processesMentioning } from '../../helpers.js';
 
 const COLS = 30;
 const ROWS = 12;
@@ -115,7 +115,7 @@ afterAll(async () => {
   // Loud: a failed test may leave the drive running (killed by pid, never by name).
   const left = processesMentioning(dataDir);
   if (left.length > 0) console.warn(`forged-framing cleanup: killing ${left.length} process(es) of ${dataDir}`);
-  for (const pid of left) process.kill(pid, 'SIGKILL');
+  killGone(left);
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -17,7 +17,7 @@ import { Driver } from '../../../lib/index.js';
 import { findProcesses } from '../../../backends/process/process-tree.js';
 import { isStartServerArgv } from '../../../lib/control/tmux-commands.js';
 import { ensureBuilt } from '../../cli/dist.js';
-import { CONSENT, processesMentioning } from '../../helpers.js';
+import { CONSENT, killGone, processesMentioning } from '../../helpers.js';
 
 const DIST = resolve(__dirname, '../../../dist/lib/index.js');
 /** A program that takes its input and keeps nothing of it. */
@@ -119,7 +119,7 @@ describe('a host killed in the middle of a paste', () => {
         }
       }
       host.kill('SIGKILL');
-      for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+      killGone(processesMentioning(dataDir));
     }
   });
 
