@@ -29,10 +29,14 @@ const POLL_INTERVAL_MS = 10;
 const ECHO_TIMEOUT_MS = 3000;
 const X = 0x78;
 
-/** The row the cursor is on, as the mirror shows it (right-trimmed). */
+/**
+ * The line the cursor is on, as read() would show it (right-trimmed, redacted): cursorLine reads a
+ * few rows, as the floor's check looks at one %output. read() (classification and redaction of
+ * the whole screen, ~1 ms here) once ran after every key: after the clock stopped, but on the way
+ * to the next key.
+ */
 function cursorRow(s: Session): string {
-  const screen = s.read();
-  return screen.content.split('\n')[screen.cursor.y] ?? '';
+  return s.cursorLine().text;
 }
 
 /** The last prompt row of a capture-pane -p screen. */

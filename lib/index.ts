@@ -1,6 +1,6 @@
 export { Driver, type DriverOptions, type CreateOptions, type CreateApprovalRequest, type SessionInfo, type Logger, type PrunedDrive } from './driver/driver.js';
 export { DataDirError } from './driver/data-dir.js';
-export { Session, type ReadOptions, type ReadResult, type SendTextOptions, type InputTurnOptions, INPUT_QUEUE_LIMITS, type WaitOptions, type WaitResult, type SessionEvents, type Attention, type DriveOutcome, type Heartbeat, type Notification, type NotifyPolicy, type ReadMode, type ScreenDiff, type DiffRow } from './session/session.js';
+export { Session, type CursorLine, type ReadOptions, type ReadResult, type SendTextOptions, type InputTurnOptions, INPUT_QUEUE_LIMITS, type WaitOptions, type WaitResult, type SessionEvents, type Attention, type DriveOutcome, type Heartbeat, type Notification, type NotifyPolicy, type ReadMode, type ScreenDiff, type DiffRow } from './session/session.js';
 export { classifyScreen, CLASSIFIER_REASONS, type ScreenSignals, type ScreenVerdict, type ClassifierReason } from './perceive/classify-screen.js';
 export type { SessionStatus, SessionState } from './perceive/status.js';
 export { decideAutoAnswer, type AutoAnswerDecision, type AutoAnswerPolicy } from './perceive/auto-answer.js';

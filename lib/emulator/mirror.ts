@@ -24,13 +24,13 @@ import type { PaneCapture } from '../control/pane-capture.js';
 import { rebuildInto } from './rebuild.js';
 import { TmuxInputFilter } from './input/tmux-input-filter.js';
 import { rateLimitedLog, type IncidentSink } from './rate-limited-log.js';
-import { takeSnapshot, type ScreenSnapshot, type SnapshotOptions } from './screen-snapshot.js';
+import { takeSnapshot, visibleRows, type ScreenSnapshot, type SnapshotOptions, type VisibleRows } from './screen-snapshot.js';
 import type { FastForwardStats } from './pending-output.js';
 import type { ParseScheduler } from './parse-scheduler.js';
 import { QueuedParse, SLICE_BYTES } from './queued-parse.js';
 import { XtermWriteQueue } from './xterm-write-queue.js';
 
-export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions } from './screen-snapshot.js';
+export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions, VisibleRows } from './screen-snapshot.js';
 
 /** See Mirror.markCursorRow. */
 export interface RowMark extends Disposable {
@@ -283,6 +283,14 @@ export class Mirror {
 
   snapshot(options: SnapshotOptions): ScreenSnapshot {
     return takeSnapshot(this.#open(), options, this.cursor, this.alternate);
+  }
+
+  /**
+   * Rows `from`..`to - 1` as text (0 = the top of the screen, negative = history), with their breaks
+   * when asked: a few rows without a whole snapshot (the input baseline, a cursor line).
+   */
+  visibleRows(from: number, to: number, breaks = false): VisibleRows {
+    return visibleRows(this.#open(), from, to, breaks);
   }
 
   /**

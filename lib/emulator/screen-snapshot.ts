@@ -44,13 +44,7 @@ export function takeSnapshot({ term, serializer }: Pick<CreatedTerminal, 'term' 
   let content: string;
   let scrollbackLines: number;
   let rowBreaks: RowBreak[] = [];
-  const breaksOf = (from: number, count: number): RowBreak[] =>
-    Array.from({ length: count }, (_, i): RowBreak => {
-      if (!(active.getLine(from + i)?.isWrapped ?? false)) return 'line';
-      const last = active.getLine(from + i - 1)?.getCell(term.cols - 1);
-      const ch = last?.getChars() ?? '';
-      return (ch === '' || ch === ' ') && last?.getWidth() !== 0 ? 'wrap-after-blank' : 'wrap';
-    });
+  const breaksOf = (from: number, count: number): RowBreak[] => Array.from({ length: count }, (_, i): RowBreak => breakAt(active, term.cols, from + i));
   switch (options.format) {
     case 'text': {
       scrollbackLines = wanted(active.baseY);
@@ -75,6 +69,38 @@ export function takeSnapshot({ term, serializer }: Pick<CreatedTerminal, 'term' 
     }
   }
   return { content, format: options.format, cols: term.cols, rows: term.rows, cursor, alternate, lines, scrollbackLines, rowBreaks };
+}
+
+/** Visible rows as text with their breaks: a few rows without a whole snapshot (the input baseline, a cursor line). */
+export interface VisibleRows {
+  /** The first row read: 0 = the top of the screen, negative = a history row above it. */
+  readonly from: number;
+  /** Text of each row, right-trimmed. */
+  readonly lines: readonly string[];
+  /** How each row follows the one above it (the first row's break says whether it continues the row above it). */
+  readonly rowBreaks: readonly RowBreak[];
+}
+
+/** Rows `from`..`to - 1` (clamped to the history and the screen), with their breaks when `breaks` is asked for. */
+export function visibleRows({ term }: Pick<CreatedTerminal, 'term'>, from: number, to: number, breaks: boolean): VisibleRows {
+  const active = term.buffer.active;
+  const first = Math.max(-active.baseY, Math.min(from, term.rows));
+  const end = Math.max(first, Math.min(to, term.rows));
+  const lines: string[] = [];
+  const rowBreaks: RowBreak[] = [];
+  for (let y = first; y < end; y++) {
+    lines.push(rowText(active, active.baseY + y));
+    if (breaks) rowBreaks.push(breakAt(active, term.cols, active.baseY + y));
+  }
+  return { from: first, lines, rowBreaks };
+}
+
+/** How buffer row `y` follows the row above it. */
+function breakAt(active: CreatedTerminal['term']['buffer']['active'], cols: number, y: number): RowBreak {
+  if (!(active.getLine(y)?.isWrapped ?? false)) return 'line';
+  const last = active.getLine(y - 1)?.getCell(cols - 1);
+  const ch = last?.getChars() ?? '';
+  return (ch === '' || ch === ' ') && last?.getWidth() !== 0 ? 'wrap-after-blank' : 'wrap';
 }
 
 /**

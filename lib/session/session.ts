@@ -31,7 +31,7 @@ import { InputQueue, type InputTurnOptions } from './input-queue.js';
 import { Outcomes } from './outcomes.js';
 import { checkPaneSize } from './pane-size.js';
 import { READ_MODES, type ReadMode } from './read-modes.js';
-import { ScreenReader, type ReadOptions, type ReadResult } from './screen-reader.js';
+import { ScreenReader, type CursorLine, type ReadOptions, type ReadResult } from './screen-reader.js';
 import type { DriveOutcome, NotifyPolicy, SessionAction, SessionEvents } from './session-events.js';
 import { Transcript, type TranscriptEntry } from './transcript.js';
 import { transcriptPage } from './transcript-page.js';
@@ -39,7 +39,7 @@ import { Verdict } from './verdict.js';
 import { WaitEngine, type WaitOptions, type WaitResult } from './wait.js';
 
 export type { ReadMode, ScreenDiff, DiffRow } from './read-modes.js';
-export type { ReadFormat, ReadOptions, ReadResult } from './screen-reader.js';
+export type { CursorLine, ReadFormat, ReadOptions, ReadResult } from './screen-reader.js';
 export type { SendTextOptions } from './input-sender.js';
 export { INPUT_QUEUE_LIMITS, type InputTurnOptions } from './input-queue.js';
 export { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_TIMEOUT_MS, type WaitOptions, type WaitResult } from './wait.js';
@@ -265,6 +265,16 @@ export class Session {
   read(opts: ReadOptions = {}): ReadResult {
     this.gate.countRequest();
     return this.reader.read(opts);
+  }
+
+  /**
+   * The line the cursor is on (a prompt, a composer), as read() would show its rows, for a caller
+   * that types and checks: a few rows are read and redacted, where read() classifies and redacts the
+   * whole screen. Ghost text is not taken out (read() reports it apart). Counts as a request.
+   */
+  cursorLine(opts: { readonly redact?: boolean } = {}): CursorLine {
+    this.gate.countRequest();
+    return this.reader.cursorLine(opts);
   }
 
   /** The mirror's digest of the visible screen (cells, cursor, alternate). */

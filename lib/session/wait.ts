@@ -100,7 +100,9 @@ export class WaitEngine {
   takeBaseline(): void {
     if (!this.baselineDue) return;
     this.baselineDue = false;
-    this.screenAtInput = this.matchRows();
+    // The rows alone (no snapshot content, no breaks): this runs on the echo's way to the screen.
+    const { mirror } = this.ctx;
+    this.screenAtInput = padCursorRow([...mirror.visibleRows(0, mirror.rows).lines], mirror.cursor);
   }
 
   /**
@@ -186,11 +188,7 @@ export class WaitEngine {
    */
   private matchRows(): MatchRows {
     const snap = this.ctx.mirror.snapshot({ format: 'text' });
-    const rows = [...snap.lines];
-    const y = snap.cursor.y;
-    const row = rows[y];
-    if (row !== undefined && row.length < snap.cursor.x) rows[y] = row.padEnd(snap.cursor.x, ' ');
-    return Object.assign(rows, { rowBreaks: snap.rowBreaks });
+    return Object.assign(padCursorRow([...snap.lines], snap.cursor), { rowBreaks: snap.rowBreaks });
   }
 }
 
@@ -361,6 +359,13 @@ class PendingWait {
 }
 
 const NO_ROWS: ReadonlySet<number> = new Set();
+
+/** The cursor's row kept up to the cursor, so that a prompt's trailing space ('$ ') is there to match. */
+function padCursorRow(rows: string[], cursor: { readonly x: number; readonly y: number }): string[] {
+  const row = rows[cursor.y];
+  if (row !== undefined && row.length < cursor.x) rows[cursor.y] = row.padEnd(cursor.x, ' ');
+  return rows;
+}
 
 function hintFor(outcome: WaitResult['outcome'], producing: boolean, recentOutput: boolean): string {
   switch (outcome) {
