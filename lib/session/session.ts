@@ -6,34 +6,31 @@
  * backend listener) and keeps the public API. The room map: lib/session/README.md.
  */
 import { EventEmitter } from 'node:events';
-import type { Clock } from '../common/clock.js';
-import type { ParseScheduler } from '../emulator/parse-scheduler.js';
 import type { Disposable } from '../common/disposable.js';
 import { UsageError, SessionError } from '../common/errors.js';
 import { toMachineToken } from '../common/machine-token.js';
 import { compareWithCapture, type FidelityReport } from '../emulator/fidelity.js';
 import { Mirror } from '../emulator/mirror.js';
 import { StringTimeoutWatch } from '../emulator/string-timeout.js';
-import type { ProcessActivitySample } from '../perceive/activity.js';
-import type { AutoAnswerPolicy } from '../perceive/auto-answer.js';
 import { DEFAULT_STUCK_MS } from '../perceive/classify-screen.js';
 import { GENERIC_PROFILE, type Profile } from '../perceive/profile.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { BackendListener, DriveBackend, ExitInfo, SignalName } from './backend.js';
 import { CostGuard } from './cost-guard.js';
-import { DialogAnswerer, type AnswerMemory } from './dialog-answerer.js';
+import { DialogAnswerer } from './dialog-answerer.js';
 import { driveListener } from './drive-listener.js';
 import { DriveSignals, type DriveContext } from './drive-signals.js';
 import { DriveWatch } from './drive-watch.js';
-import { InputGate, type ActionTags } from './input-gate.js';
+import { InputGate } from './input-gate.js';
 import { InputSender, type SendTextOptions } from './input-sender.js';
 import { InputQueue, type InputTurnOptions } from './input-queue.js';
 import { Outcomes } from './outcomes.js';
 import { checkPaneSize } from './pane-size.js';
-import { READ_MODES, type ReadMode } from './read-modes.js';
+import { READ_MODES } from './read-modes.js';
 import { ScreenReader, type CursorLine, type ReadOptions, type ReadResult } from './screen-reader.js';
-import type { DriveOutcome, NotifyPolicy, SessionAction, SessionEvents } from './session-events.js';
-import { Transcript, type TranscriptEntry } from './transcript.js';
+import type { DriveOutcome, SessionEvents } from './session-events.js';
+import { driveTranscript, type SessionInit } from './session-init.js';
+import type { TranscriptEntry } from './transcript.js';
 import { transcriptPage } from './transcript-page.js';
 import { Verdict } from './verdict.js';
 import { WaitEngine, type WaitOptions, type WaitResult } from './wait.js';
@@ -41,58 +38,11 @@ import { WaitEngine, type WaitOptions, type WaitResult } from './wait.js';
 export type { ReadMode, ScreenDiff, DiffRow } from './read-modes.js';
 export type { CursorLine, ReadFormat, ReadOptions, ReadResult } from './screen-reader.js';
 export type { SendTextOptions } from './input-sender.js';
+export type { SessionInit } from './session-init.js';
 export { INPUT_QUEUE_LIMITS, type InputTurnOptions } from './input-queue.js';
 export { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_TIMEOUT_MS, type WaitOptions, type WaitResult } from './wait.js';
 export type { Attention, DriveOutcome, Heartbeat, Notification, NotifyPolicy, SessionAction, SessionEvents } from './session-events.js';
 
-export interface SessionInit {
-  readonly id: string;
-  readonly allowId: string;
-  readonly cols: number;
-  readonly rows: number;
-  readonly scrollback: number;
-  readonly ringBytes: number;
-  readonly clock: Clock;
-  /** Where the mirror parses queued output (the process's shared scheduler); without it, xterm's own queue. */
-  readonly parseScheduler?: ParseScheduler;
-  readonly createdAt: number;
-  /** Runs before any input reaches the program; throws when this process may not drive it (lease). */
-  readonly beforeInput?: () => void;
-  /** First transcript seq (continues a re-attached drive's numbering). */
-  readonly firstSeq?: number;
-  /** Reserves transcript seqs from `from` in durable storage; returns the last one reserved (Transcript). */
-  readonly reserveSeqs?: (from: number) => number;
-  /** Interactions a previous host already made (re-attach). */
-  readonly interactions?: number;
-  /** The backend and durability the journal records, for a drive with no backend bound (failed at re-attach). */
-  readonly recorded?: { readonly backend: 'tmux' | 'spawn'; readonly durable: boolean };
-  /** Redact secrets from reads and the transcript (config `redactSecrets`, default true). */
-  readonly redact?: boolean;
-  /** Every action that reaches the program, for the audit log (payload not yet redacted). */
-  readonly onAction?: (kind: SessionAction, payload: string, tags: ActionTags) => void;
-  /** Caps from the allow entry; a breach refuses the request with LIMIT_REACHED naming the cap. */
-  readonly limits?: { readonly maxInteractions?: number; readonly maxRequestsPerSession?: number };
-  /** How this program is perceived (markers, dialogs, ghost text, soft newline). Default: generic. */
-  readonly profile?: Profile;
-  /** No output and no CPU or I/O progress for this long ⇒ stuck (worker.stuckMs). */
-  readonly stuckMs?: number;
-  /** One sample of the pane's process tree (from /proc), or undefined once it is gone. */
-  readonly sampleActivity?: () => ProcessActivitySample | undefined;
-  /** Evict a drive idle this long: same screen digest, no output, no CPU or I/O (worker.idleTtlMs). */
-  readonly idleTtlMs?: number;
-  /** The allow entry's auto-answer policy (default safe-only). */
-  readonly autoAnswer?: AutoAnswerPolicy;
-  /** Answered-prompt memory (the journal): how often a dialog digest was answered; record one. */
-  readonly answers?: AnswerMemory;
-  /** The default read mode (config `drive.readMode`, default digest). */
-  readonly readMode?: ReadMode;
-  /** Which events reach the `notification` stream (config `drive.notify`, default terminal). */
-  readonly notify?: NotifyPolicy;
-  /** A content-free `heartbeat` every this many ms while the drive is live (config `drive.heartbeatNotifyMs`); absent/0 = none. */
-  readonly heartbeatNotifyMs?: number;
-  /** Spend ceiling (config `drive.maxCostUsd`), enforced through the profile's `cost` reading; null/absent = uncapped. */
-  readonly maxCostUsd?: number | null;
-}
 
 const SIGNAL_NAMES: readonly SignalName[] = ['interrupt', 'terminate', 'kill', 'hangup'];
 
@@ -132,19 +82,7 @@ export class Session {
     this.recorded = init.recorded;
     const { clock } = init;
     const events = this.emitter;
-    let overflowRaised = false;
-    const transcript = new Transcript(init.ringBytes, init.firstSeq ?? 1, Date.now, (loss) => {
-      // Raised before the eviction, naming what will go: a listener may still read it now.
-      events.emit('overflow', loss);
-      // The incident (journaled) once per burst: a consumer that stopped acknowledging would
-      // otherwise write one row per output chunk.
-      if (overflowRaised) return;
-      overflowRaised = true;
-      events.emit('incident', 'evidence_overflow', { ringBytes: init.ringBytes, fromSeq: loss.fromSeq, toSeq: loss.toSeq, entries: loss.entries, bytes: loss.bytes });
-      queueMicrotask(() => {
-        overflowRaised = false;
-      });
-    }, init.reserveSeqs);
+    const transcript = driveTranscript(init, events);
     const signals = new DriveSignals(init.id, transcript, init.interactions ?? 0);
     const mirror = new Mirror({
       cols: init.cols,
