@@ -70,6 +70,18 @@ describe('Session.cursorLine', () => {
     expect(s.cursorLine({ redact: false }).text).toBe(tail);
   });
 
+  it('a token the program leaves the cursor after is redacted', async () => {
+    const token = `ghp_${b62(36, 15)}`;
+    open = await spawnSession(printThenRead(`export GH=${token}`));
+    const s = open.session;
+    await s.wait({ forIdleMs: 200, timeoutMs: 5000 });
+    expect(s.cursorLine({ redact: false }).text).toBe(`export GH=${token}`);
+    const line = s.cursorLine();
+    expect(line.text).not.toContain(token.slice(4, 16));
+    expect(line.text.startsWith('export GH=')).toBe(true);
+    expect(line.redactions).toBe(1);
+  });
+
   it('counts against maxRequestsPerSession like read()', async () => {
     open = await spawnSession(printThenRead('$ '), { limits: { maxRequestsPerSession: 2 } });
     const s = open.session;
