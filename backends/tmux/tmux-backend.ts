@@ -6,6 +6,7 @@
  *   control-client.ts    one `tmux -C` client over pipes (lib/control's parser and queue)
  *   attach-handshake.ts  what a new client does before its first resync
  *   pane-resync.ts       captures, resyncs and fidelity grids, one at a time (reference §5)
+ *   pause-probe.ts       a continue after a flood, for a pane tmux paused without a %pause
  *   capture-gate.ts      pane output around a capture in flight (pure)
  *   pane-exit.ts         the program's exit status, once the pane is dead
  *   launch-leftovers.ts  what a dead host's launch left on this machine
@@ -26,6 +27,7 @@ import {
   encodeSendText,
   operatorAttachArgv,
   pasteText,
+  refreshClientContinue,
   refreshClientOutputOn,
   resizeWindow,
 } from '../../lib/control/tmux-commands.js';
@@ -35,6 +37,7 @@ import { DEAD_SUBSCRIPTION, attachHandshake, promoteHandshake, type AttachedPane
 import { ControlClient } from './control-client.js';
 import { PaneExitReader } from './pane-exit.js';
 import { PaneResync } from './pane-resync.js';
+import { PauseProbe } from './pause-probe.js';
 import { endServer, startServer, type ServerLaunch } from './server-life.js';
 import { hostOf, socketPathFor, type TmuxHost, type TmuxTarget } from './tmux-host.js';
 
@@ -65,6 +68,7 @@ export class TmuxBackend implements DriveBackend {
   private readonly operatorClients = new Set<string>();
   /** The program's exit, read once tmux reports the pane dead. */
   private readonly exitReader: PaneExitReader;
+  private readonly pauseProbe: PauseProbe;
   private inMode = false;
   private exited = false;
   private ending = false;
@@ -96,6 +100,7 @@ export class TmuxBackend implements DriveBackend {
       listener,
       paneDead: () => this.exitReader.check(),
     });
+    this.pauseProbe = new PauseProbe({ clock: target.clock, probe: () => this.live.command(refreshClientContinue(this.pane)) });
     this.exitReader = new PaneExitReader({
       command: async (command) => (await this.live.command(command)).text(),
       pane: () => this.pane,
@@ -228,13 +233,22 @@ export class TmuxBackend implements DriveBackend {
   private onEvent(event: ControlEvent): void {
     switch (event.kind) {
       case 'output':
-        if (event.pane === this.pane) this.sync.output(event.data);
+        if (event.pane === this.pane) {
+          this.sync.output(event.data);
+          this.pauseProbe.output(event.data.length);
+        }
         return;
       case 'reply':
         this.sync.replyEnded();
         return;
       case 'notification':
         if (event.name === 'pause' && event.pane === this.pane) {
+          this.pauseProbe.paused();
+          this.sync.pause();
+          void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
+        } else if (event.name === 'continue' && event.pane === this.pane && this.pauseProbe.probing) {
+          // tmux had paused the pane without telling us (pause-probe.ts): it dropped output since.
+          this.listener.incident('pause_unannounced', {});
           this.sync.pause();
           void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
         } else if (event.name === 'subscription-changed' && event.subscription === DEAD_SUBSCRIPTION && event.value.startsWith('1')) {
@@ -412,6 +426,7 @@ export class TmuxBackend implements DriveBackend {
     if (this.ended) return this.ended.catch(() => undefined);
     this.ending = true;
     this.exitReader.dispose();
+    this.pauseProbe.stop();
     await this.replacing;
     await this.client?.detach();
   }
@@ -425,6 +440,7 @@ export class TmuxBackend implements DriveBackend {
   private async end(): Promise<void> {
     this.ending = true;
     this.exitReader.dispose();
+    this.pauseProbe.stop();
     await this.replacing;
     await endServer({ host: this.host, target: this.target, socket: this.socket, client: this.client, serverPid: this.serverPid, pid: this.pid });
   }

@@ -12,18 +12,24 @@ import type { ParseJob, ParseScheduler } from './parse-scheduler.js';
 const MiB = 1024 * 1024;
 /** Larger chunks are handed to xterm in slices so the cap holds for any chunk size. */
 export const SLICE_BYTES = 1 * MiB;
-/** Output is streaming when more than this arrives within a STREAM_WINDOW_MS window (or did in the one before). */
-const STREAM_BYTES = 64 * 1024;
+/**
+ * Output is streaming when more than this arrives within a STREAM_WINDOW_MS window (or did in the
+ * one before): 320 KB/s. It was 64 KB (1.3 MB/s), which one drive's `cat` passes, but twenty
+ * drives sharing two cores each get 0.5–1 MB/s: every chunk of theirs took the sync path and
+ * every byte was parsed (2.7 s of a 20-drive profile's held-loop stretches), none fast-forwarded.
+ */
+const STREAM_BYTES = 16 * 1024;
 const STREAM_WINDOW_MS = 50;
 /**
  * While plain text streams, queued bytes gather until this much is queued, BATCH_DELAY_MS have
  * passed, someone waits for the parse (whenParsed) or reads the grid: the grid lags that much
  * behind a flood nobody reads at that speed. A fast-forward skips all of a batch but the last `rows + scrollback` lines
  * and the screen (~83 KB of 76-character lines at 120x40, 1000 lines of scrollback): the larger
- * the batch, the more of it is skipped.
+ * the batch, the more of it is skipped. 250 ms: a stream of 0.5 MB/s gathers ~125 KB (100 ms
+ * gathered 50 KB, less than what is always kept, so nothing was skipped).
  */
 const BATCH_BYTES = 1 * MiB;
-const BATCH_DELAY_MS = 100;
+const BATCH_DELAY_MS = 250;
 
 /** The mirror's side, as the parse needs it. */
 export interface QueuedParseHost {

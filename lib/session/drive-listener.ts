@@ -78,6 +78,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       // change event, emitted synchronously, is undone here).
       signals.lastChangeAt = reason === 'attach' ? changedBefore : clock.now();
       signals.wake();
+      events.emit('resync', reason);
     },
     exit(info) {
       if (signals.phase !== 'live') return;

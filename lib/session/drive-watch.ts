@@ -16,6 +16,8 @@ import type { Verdict } from './verdict.js';
 
 /** Output stops for this long ⇒ the process tree is sampled and the state published. */
 export const QUIET_MS = 250;
+/** A quiet timer this much later than asked for waits one more loop turn before it decides (armQuiet). */
+const LATE_MS = 20;
 /** The first re-sample of a quiet tree that shows no evidence yet; later ones double. */
 const RESAMPLE_FIRST_MS = 100;
 
@@ -51,7 +53,20 @@ export class DriveWatch {
     const { signals, clock } = this.ctx;
     if (this.quietTimer || signals.phase !== 'live') return;
     const due = signals.quietSince + QUIET_MS;
-    this.quietTimer = clock.after(Math.max(1, Math.ceil(due - clock.now())), () => {
+    const delay = Math.max(1, Math.ceil(due - clock.now()));
+    const firesAt = clock.now() + delay;
+    this.quietTimer = clock.after(delay, () => {
+      // Fired late: the event loop was held (a loaded host, other drives' parsing) and output that
+      // came meanwhile may still be unread in the pipe, so "quiet" would be judged on stale times
+      // and every drive would sample its processes and classify its screen at once, holding the
+      // loop longer still. Timers run before the loop polls I/O: decide one turn later.
+      if (clock.now() - firesAt > LATE_MS) {
+        this.quietTimer = clock.after(0, () => {
+          this.quietTimer = undefined;
+          this.onQuiet();
+        });
+        return;
+      }
       this.quietTimer = undefined;
       this.onQuiet();
     });
@@ -162,8 +177,10 @@ export class DriveWatch {
   }
 
   /**
-   * The idle reaper: one timer per quiet period. It evicts only a drive whose screen digest did not
-   * change, that printed nothing, and whose process tree used no CPU and did no I/O all along:
+   * The idle reaper: one timer per quiet period. It evicts only a drive whose grid did not change
+   * (the mirror's parse counter, which every parse, rebuild, reset and resize bumps: a digest here
+   * walked every cell on every quiet period, and 20 drives streaming on a loaded host go quiet many
+   * times a second), that printed nothing, and whose process tree used no CPU and did no I/O all along:
    * a busy or still-changing drive is never reaped. Nor is one that waits for a person (seed 000:
    * "a human owns its lifecycle and may reply later"): an escalation or a dialog nobody answered,
    * until a caller's input.
@@ -173,12 +190,12 @@ export class DriveWatch {
     if (ttl === undefined || !(ttl > 0) || this.waitsForPerson()) return;
     const { signals, clock, mirror } = this.ctx;
     this.reapTimer?.cancel();
-    const digest = mirror.digest();
+    const seq = mirror.seq;
     const before = signals.quietSample;
     this.reapTimer = clock.after(ttl, () => {
       this.reapTimer = undefined;
       if (signals.phase !== 'live' || signals.quietSince > quietSince || this.waitsForPerson()) return;
-      if (mirror.digest() !== digest) return;
+      if (mirror.seq !== seq) return;
       const after = this.options.sampleActivity();
       if (before && after && compareActivity(before, after).busy !== 'idle') return this.armReaper(quietSince);
       void this.rooms.evict('worker.idleTtlMs').catch(() => undefined);

@@ -65,6 +65,12 @@ export type SessionEvents = {
   lost: [reason: string];
   incident: [code: string, detail: Record<string, unknown>];
   /**
+   * The mirror was rebuilt from a capture of the pane (`reason`: `attach`, `pause` when tmux paused
+   * the pane because the host fell behind and dropped its queued output, `resize`, …): what the
+   * program printed in between reached no `output` event.
+   */
+  resync: [reason: string];
+  /**
    * Evidence a consumer has not acknowledged (see `ack`) is about to be evicted from the
    * transcript ring: raised BEFORE it is, naming the seqs; they are still readable right now.
    */
