@@ -166,9 +166,12 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
   try {
     // A host killed with SIGKILL left its socket: nobody answers on it any more.
     rmSync(paths.socket, { force: true });
-    const driver = await (standby ? standby.takeOver() : Driver.open(driverOptions));
+    const logger = opts.logger ?? silent;
+    const limits = { ...SOCKET_LIMITS, ...opts.socketLimits };
+    if (standby) return await takeOverServing(standby, lock, paths, logger, limits, http);
+    const driver = await Driver.open(driverOptions);
     try {
-      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits }, http);
+      return await startServing(driver, lock, paths, true, logger, limits, http);
     } catch (err) {
       await driver.close();
       throw err;
@@ -177,6 +180,26 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
     lock.release();
     throw err;
   }
+}
+
+/**
+ * A standby's takeover: the socket serves as soon as the Driver exists, before its drives are
+ * re-attached (clients reconnect and resubscribe meanwhile; a call for a drive waits for that
+ * drive alone, a call naming none for all: Gate, Driver.adoption). Resolves once every drive is
+ * re-attached or failed; a takeover that fails closes what it started (the host, its socket).
+ */
+async function takeOverServing(standby: DriverStandby, lock: HostLock, paths: ServePaths, logger: Logger, limits: SocketLimits, http: ConsoleAddress | undefined): Promise<ServingHost> {
+  let host: ServingHost | undefined;
+  try {
+    await standby.takeOver(async (driver) => {
+      host = await startServing(driver, lock, paths, true, logger, limits, http);
+    });
+  } catch (err) {
+    await host?.close();
+    throw err;
+  }
+  if (!host) throw new HostError('NOT_SERVING', 'the takeover opened the drives without serving them'); // serving() runs before any drive is re-attached
+  return host;
 }
 
 /**
