@@ -17,6 +17,7 @@ import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
 import { findOutcome, type EarlierOutcome } from './reconcile.js';
+import { rehearseTakeover, type RehearsalSize } from './standby-rehearsal.js';
 
 /** An observer as the backend factory makes it (backends/ is imported by backend-factory.ts alone). */
 type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
@@ -161,6 +162,11 @@ export class PreparedStandby<D> {
     /** Driver.open with the observers (D is the Driver: this file does not import it, which imports this). */
     private readonly open: (prepared: PreparedTakeover<D>) => Promise<D>,
   ) {}
+
+  /** Runs the takeover's emulator code on scratch mirrors while waiting (standby-rehearsal.ts). */
+  rehearse(size: RehearsalSize): void {
+    void rehearseTakeover(size, () => this.used).catch(() => undefined); // an optimisation: its failure changes nothing
+  }
 
   /** Drives observed now (each one's takeover skips starting a control client). */
   get observed(): number {
