@@ -23,9 +23,10 @@ export interface RehearsalSize {
   readonly scrollback: number;
 }
 
-/** Rehearses until done or `stopped()` says the takeover began (checked before each round). */
-export async function rehearseTakeover(size: RehearsalSize, stopped: () => boolean): Promise<void> {
-  for (let round = 0; round < ROUNDS && !stopped(); round++) {
+/** Rehearses until done or `stopped()` says the takeover began (checked before each round); resolves with the rounds run. */
+export async function rehearseTakeover(size: RehearsalSize, stopped: () => boolean): Promise<number> {
+  let round = 0;
+  for (; round < ROUNDS && !stopped(); round++) {
     const mirror = new Mirror({ cols: size.cols, rows: size.rows, scrollback: size.scrollback });
     try {
       mirror.write(SAMPLE);
@@ -40,4 +41,5 @@ export async function rehearseTakeover(size: RehearsalSize, stopped: () => boole
     }
     await new Promise((resolve) => setImmediate(resolve));
   }
+  return round;
 }
