@@ -26,7 +26,10 @@ export interface RehearsalSize {
 /** Rehearses until done or `stopped()` says the takeover began (checked before each round); resolves with the rounds run. */
 export async function rehearseTakeover(size: RehearsalSize, stopped: () => boolean): Promise<number> {
   let round = 0;
-  for (; round < ROUNDS && !stopped(); round++) {
+  for (; round < ROUNDS; round++) {
+    // Each round in a turn of its own, the first too: the standby's lock wait starts before it.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (stopped()) break;
     const mirror = new Mirror({ cols: size.cols, rows: size.rows, scrollback: size.scrollback });
     try {
       mirror.write(SAMPLE);
@@ -39,7 +42,6 @@ export async function rehearseTakeover(size: RehearsalSize, stopped: () => boole
     } finally {
       mirror.dispose();
     }
-    await new Promise((resolve) => setImmediate(resolve));
   }
   return round;
 }
