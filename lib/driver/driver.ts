@@ -203,6 +203,8 @@ export class Driver {
   }
 
   async create(opts: CreateOptions): Promise<Session> {
+    // A takeover still re-attaching (it serves meanwhile): the caps count its drives once all are back.
+    if (this.allAdopted) await this.allAdopted;
     if (this.closed) throw new SessionError('DRIVER_CLOSED', 'this driver was closed; open a new one');
     const creating = this.createDrive(opts);
     this.creating.add(creating);

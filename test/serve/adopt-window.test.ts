@@ -6,10 +6,11 @@
  * reconnected client: a call for the adopted drive is answered while the stopped one is still being
  * re-attached; a call for the stopped one is not refused (no LEASE_HELD naming the dead host) but
  * answered once its server runs again; a list asked meanwhile waits for every drive and shows both
- * live, held by nobody else.
+ * live, held by nobody else; a create asked meanwhile waits for every drive too, so the session cap
+ * (2 here) counts both and refuses it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
+import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { findProcesses, readStat } from '../../backends/process/process-tree.js';
@@ -30,6 +31,7 @@ const socketOf = (drive: string): string => join(dataDir, 'tmux', `${drive}.sock
 beforeAll(() => {
   ensureBuilt();
   ({ dir, dataDir, config } = testSetup());
+  appendFileSync(config, 'worker: { maxSessions: 2 }\n');
 });
 
 afterAll(async () => {
@@ -83,12 +85,15 @@ describe('a takeover serves while it re-attaches', () => {
     // Asked while the takeover runs: the client waits for the new host, then for the drive.
     const heldRead = owner.drive('held').read({ mode: 'full' });
     const listed = owner.list();
+    const created = owner.create({ allowId: 'bash', name: 'third', args: ['--norc', '--noprofile'] });
+    created.catch(() => undefined);
     const quickScreen = await owner.drive('quick').read({ mode: 'full' });
     expect(quickScreen.content).toContain('$');
     // The new host answers on its socket while one drive is still being re-attached.
     expect(await stateOf(standby.ready)).toBe('pending');
     expect(await stateOf(heldRead)).toBe('pending');
     expect(await stateOf(listed)).toBe('pending');
+    expect(await stateOf(created)).toBe('pending');
     await new Promise((r) => setTimeout(r, 300));
     expect(await stateOf(heldRead)).toBe('pending');
 
@@ -102,6 +107,7 @@ describe('a takeover serves while it re-attaches', () => {
       expect(info).toMatchObject({ state: 'live' });
       expect(info?.heldBy).toBeUndefined();
     }
+    await expect(created).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
     expect((await standby.ready).drives).toBe(2);
     // Driven after the takeover, both.
     for (const d of ['quick', 'held']) {
