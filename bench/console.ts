@@ -64,13 +64,14 @@ export const consoleBench: Benchmark = {
     const windowMs = opts.quick ? 3000 : 10_000;
     return withTeardown(opts.log, async (teardown) => {
       const { serve } = await import('../lib/serve/serve.js');
+      const { ConsoleServer } = await import('../lib/console/console-server.js');
       const { chromium } = await import('playwright-core');
       const dir = mkdtempSync(join(tmpdir(), 'tdc-'));
       teardown.add('data dir', () => rmSync(dir, { recursive: true, force: true }));
       const host = await serve({
         dataDir: join(dir, 'data'),
         config: { worker: { maxSessions: DRIVES + 2 }, allow: [{ id: 'python3', match: { path: '/usr/bin/python3' }, consent: CONSENT }] },
-        http: '127.0.0.1:0',
+        console: ConsoleServer.at('127.0.0.1:0'),
       });
       teardown.add('host', () => host.close());
       const names = Array.from({ length: DRIVES }, (_, i) => `out${String(i).padStart(2, '0')}`);

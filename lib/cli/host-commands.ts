@@ -61,6 +61,8 @@ export const serveCommand: CommandSpec = {
   async run(ctx) {
     const { serve } = await import('../serve/serve.js');
     const http = typeof ctx.values.http === 'string' ? ctx.values.http : undefined;
+    // Loaded only when asked for: a host without --http never imports the web stack.
+    const webConsole = http === undefined ? undefined : (await import('../console/console-server.js')).ConsoleServer.at(http);
     const log = (message: string): void => void ctx.stderr.write(`tmux-drive serve: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
     const standby = ctx.values.standby === true;
     const host = await serve({
@@ -68,7 +70,7 @@ export const serveCommand: CommandSpec = {
       ...(ctx.global.config ? { config: ctx.global.config } : {}),
       ...(ctx.global.adoptOrphans ? { adoptOrphans: true } : {}),
       standby,
-      ...(http !== undefined ? { http } : {}),
+      ...(webConsole ? { console: webConsole } : {}),
       signal: ctx.signal,
       logger: { warn: (m) => log(`warning: ${m}`), info: log },
       onWaiting: (holder) => log(holder ? `standby: pid ${holder.pid} serves; waiting to take over` : 'standby: in-process commands hold the data dir; waiting for them'),

@@ -18,13 +18,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Gate } from '../serve/gate.js';
+import type { SurfaceStarter } from '../serve/serve.js';
 import type { Identity } from '../wire/protocol.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import { ConsoleAuth } from './console-auth.js';
 import { FleetView } from './fleet-view.js';
 import { DriveSocket } from './drive-socket.js';
 import { openFleetSocket } from './fleet-socket.js';
-import { isLoopback, type ConsoleAddress } from './console-address.js';
+import { isLoopback, parseConsoleAddress, type ConsoleAddress } from './console-address.js';
 
 const CSP = [
   "default-src 'none'",
@@ -138,6 +139,19 @@ export class ConsoleServer {
         socket.destroy();
       }
     });
+  }
+
+  /**
+   * The console as a serving host's surface at `address` (`HOST:PORT`, port 0: any free one;
+   * `--http`): `serve({ console: ConsoleServer.at('127.0.0.1:8080') })`. The address is checked
+   * against the config (loopback unless console.addresses names it) before the host takes
+   * anything; the console listens over the host's gate.
+   */
+  static at(address: string): SurfaceStarter<ConsoleServer> {
+    return (config) => {
+      const bound = parseConsoleAddress(address, config.console.addresses);
+      return (gate) => ConsoleServer.listen(gate, bound);
+    };
   }
 
   /** Listens on `address` (port 0: any free port, see `url`). */

@@ -17,13 +17,13 @@ import { AuditLog } from '../../journal/audit-log.js';
 import { Journal, NON_TERMINAL_STATES, hashOf } from '../../journal/journal.js';
 import { BackendFactory, clientEnv } from './backend-factory.js';
 import { checkDataDir, makeDataDir } from './data-dir.js';
-import { checkCreateOptions, checkOpenOptions, type CreateOptions, type DriverOptions, type Logger } from './driver-options.js';
+import { checkCreateOptions, checkOpenOptions, type CreateOptions, type DriverOptions, type Logger, type OpenSetup } from './driver-options.js';
 import { approveLaunch } from './approve-launch.js';
 import type { LoadedConfig } from './load-config.js';
 import { LeaseBook } from './lease-book.js';
 import { reclaimOrphans } from './orphans.js';
 import { pruneDrives, type PrunedDrive } from './prune.js';
-import { reconcile } from './reconcile.js';
+import { reconcile, reconcileTargets } from './reconcile.js';
 import { PreparedStandby, StandbyObservers, type PreparedTakeover } from './standby.js';
 import { SessionFactory } from './session-factory.js';
 import { systemClock } from '../../backends/process/system-clock.js';
@@ -55,6 +55,12 @@ export class Driver {
   private readonly backends: BackendFactory;
   private readonly sessionFactory: SessionFactory;
   private closed = false;
+  /**
+   * A standby's takeover serves while it re-attaches (PreparedTakeover.serving): each drive not
+   * re-attached yet, until it is (or failed); `allAdopted` settles when none is left.
+   */
+  private readonly adopting = new Map<string, Promise<void>>();
+  private allAdopted: Promise<void> | undefined;
   private readonly createdListeners = new Set<(session: Session) => void>();
 
   private constructor(
@@ -89,17 +95,20 @@ export class Driver {
     const backends = new BackendFactory({ config: setup.loaded.config, dataDir, clock: opts.clock ?? systemClock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
     const journal = Journal.open(dataDir, { onError: (e) => setup.logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     try {
-      return new PreparedStandby<Driver>(await StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared));
+      // The options, config and profiles checked now are the takeover's (not checked again on its clock).
+      const standby = new PreparedStandby<Driver>(await StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared, setup));
+      standby.rehearse(setup.loaded.config.defaults);
+      return standby;
     } catch (err) {
       journal.close();
       throw err;
     }
   }
 
-  private static async openWith(opts: DriverOptions, prepared: PreparedTakeover | undefined): Promise<Driver> {
+  private static async openWith(opts: DriverOptions, prepared: PreparedTakeover<Driver> | undefined, checked?: OpenSetup): Promise<Driver> {
     // Everything is validated (config, profile references, options, the data dir itself) before
     // anything is created on disk: a refused open leaves nothing behind.
-    const setup = checkOpenOptions(opts);
+    const setup = checked ?? checkOpenOptions(opts);
     const { logger } = setup;
     const plan = checkDataDir(setup.loaded.dataDir);
     const loaded = { ...setup.loaded, dataDir: makeDataDir(plan) };
@@ -120,15 +129,59 @@ export class Driver {
     const driver = new Driver(journal, audit, loaded, clock, backends, setup.profiles, logger, setup.approveCreate);
     try {
       await reclaimOrphans({ journal, backends, dataDir: loaded.dataDir, logger }, setup.adoptOrphans);
-      await reconcile(
-        { journal, leases: driver.leases, backends, sessions: driver.sessionFactory, defaults: loaded.config.defaults, register: (s) => void driver.sessions.set(s.id, s), ...(prepared ? { observers: prepared.observers } : {}) },
-        setup.reattach,
-      );
+      const records = reconcileTargets(journal, setup.reattach);
+      const settled = prepared?.serving ? driver.trackAdoption(records.map((r) => r.id)) : undefined;
+      try {
+        await prepared?.serving?.(driver);
+        await reconcile(
+          { journal, leases: driver.leases, backends, sessions: driver.sessionFactory, defaults: loaded.config.defaults, register: (s) => void driver.sessions.set(s.id, s), ...(prepared ? { observers: prepared.observers, earlier: prepared.earlier } : {}) },
+          records,
+          settled,
+        );
+      } finally {
+        settled?.finish();
+      }
     } catch (err) {
       await driver.close();
       throw err;
     }
     return driver;
+  }
+
+  /** Marks `ids` as being re-attached; the callback settles one, `finish` every one left. */
+  private trackAdoption(ids: readonly string[]): ((id: string) => void) & { finish(): void } {
+    const resolvers = new Map<string, () => void>();
+    let resolveAll!: () => void;
+    this.allAdopted = new Promise((r) => {
+      resolveAll = r;
+    });
+    for (const id of ids) this.adopting.set(id, new Promise((r) => resolvers.set(id, r)));
+    const settle = (id: string): void => {
+      resolvers.get(id)?.();
+      resolvers.delete(id);
+      this.adopting.delete(id);
+      if (this.adopting.size === 0) {
+        this.allAdopted = undefined;
+        resolveAll();
+      }
+    };
+    return Object.assign(settle, {
+      finish: () => {
+        for (const id of [...resolvers.keys()]) settle(id);
+        this.allAdopted = undefined;
+        resolveAll();
+      },
+    });
+  }
+
+  /**
+   * While a standby's takeover re-attaches (it serves meanwhile): a promise settled once drive
+   * `id` is re-attached or failed, or, without an id, once every drive is; undefined when there is
+   * nothing to wait for (the common case: no await on the call path).
+   */
+  adoption(id?: string): Promise<void> | undefined {
+    if (id === undefined) return this.allAdopted;
+    return this.adopting.get(id);
   }
 
   get config(): DriverConfig {
@@ -150,6 +203,8 @@ export class Driver {
   }
 
   async create(opts: CreateOptions): Promise<Session> {
+    // A takeover still re-attaching (it serves meanwhile): the caps count its drives once all are back.
+    if (this.allAdopted) await this.allAdopted;
     if (this.closed) throw new SessionError('DRIVER_CLOSED', 'this driver was closed; open a new one');
     const creating = this.createDrive(opts);
     this.creating.add(creating);

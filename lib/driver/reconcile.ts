@@ -8,7 +8,7 @@
 import { TmuxDriveError } from '../common/errors.js';
 import type { Session } from '../session/session.js';
 import type { BackendListener, DriveBackend } from '../session/backend.js';
-import { LeaseError, NON_TERMINAL_STATES, type Journal, type SessionRecord } from '../../journal/journal.js';
+import { LeaseError, NON_TERMINAL_STATES, type Journal, type JournalEvent, type SessionRecord } from '../../journal/journal.js';
 import type { BackendFactory } from './backend-factory.js';
 import type { LeaseBook } from './lease-book.js';
 import type { SessionFactory } from './session-factory.js';
@@ -27,24 +27,63 @@ export interface ReconcileContext {
   register(session: Session): void;
   /** A hot standby's observers by drive name (standby.ts): adopted once the drive's lease is taken. */
   readonly observers?: ReadonlyMap<string, { readonly isClosed: boolean; adopt(listener: BackendListener): Promise<DriveBackend> }>;
+  /** What a hot standby already read of each drive's journal while it waited (only later events are read). */
+  readonly earlier?: ReadonlyMap<string, EarlierOutcome>;
 }
 
-/** Reconciles the journal's drives (`which`: all, or these names), a few at a time. */
-export async function reconcile(ctx: ReconcileContext, which: 'all' | readonly string[]): Promise<void> {
-  const records = ctx.journal.listSessions({ states: NON_TERMINAL_STATES }).filter((r) => which === 'all' || which.includes(r.id));
+/** A drive's journal read up to `throughSeq`: the outcome event an earlier host wrote, if any. */
+export interface EarlierOutcome {
+  readonly throughSeq: number;
+  readonly outcome?: JournalEvent;
+}
+
+/** Journal events read per page while looking for a drive's outcome. */
+const EVENTS_PAGE = 1000;
+
+/**
+ * The drive's outcome event after `from` (given exactly once per drive, across hosts), every page
+ * read: a drive may have stored more than a page of events before its verdict.
+ */
+export function findOutcome(journal: Journal, id: string, from: EarlierOutcome = { throughSeq: 0 }): EarlierOutcome {
+  if (from.outcome) return from;
+  let throughSeq = from.throughSeq;
+  for (;;) {
+    const page = journal.events(id, { afterSeq: throughSeq, limit: EVENTS_PAGE });
+    const outcome = page.find((e) => e.kind === 'outcome');
+    if (outcome) return { throughSeq: outcome.seq, outcome };
+    throughSeq = page.at(-1)?.seq ?? throughSeq;
+    if (page.length < EVENTS_PAGE) return { throughSeq };
+  }
+}
+
+/** The journal's drives to reconcile: all its live ones, or those of these names. */
+export function reconcileTargets(journal: Journal, which: 'all' | readonly string[]): SessionRecord[] {
+  return journal.listSessions({ states: NON_TERMINAL_STATES }).filter((r) => which === 'all' || which.includes(r.id));
+}
+
+/**
+ * Reconciles `records` (reconcileTargets), a few at a time; `settled(id)` is told as each drive
+ * is re-attached or failed (a takeover serves while it re-attaches: a call for a drive waits for
+ * that drive alone).
+ */
+export async function reconcile(ctx: ReconcileContext, records: readonly SessionRecord[], settled?: (id: string) => void): Promise<void> {
   const observed = (r: SessionRecord): boolean => ctx.observers?.get(r.id)?.isClosed === false;
-  // A few at a time: each cold re-attach is a subprocess plus a capture; tmux servers are
-  // independent. An observed drive starts no process (a few commands on a client already
-  // attached), so those all go at once, beside the cold ones.
-  const cold = records.filter((r) => !observed(r));
+  // A few at a time, the observed drives first (a few commands on a client already attached,
+  // no process to start): each drive's own work (its lease, its Session and mirror, the capture
+  // rebuilt) is synchronous CPU, so a bounded pool lets the first drives finish, and be driven,
+  // while later ones are still waiting, instead of every drive waiting for the slowest.
+  const queue = [...records.filter(observed), ...records.filter((r) => !observed(r))];
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let rec = cold[next++]; rec; rec = cold[next++]) await reconcileOne(ctx, rec);
+    for (let rec = queue[next++]; rec; rec = queue[next++]) {
+      try {
+        await reconcileOne(ctx, rec);
+      } finally {
+        settled?.(rec.id);
+      }
+    }
   };
-  await Promise.all([
-    ...records.filter(observed).map((rec) => reconcileOne(ctx, rec)),
-    ...Array.from({ length: Math.min(RECONCILE_CONCURRENCY, cold.length) }, worker),
-  ]);
+  await Promise.all(Array.from({ length: Math.min(RECONCILE_CONCURRENCY, queue.length) }, worker));
 }
 
 async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<void> {
@@ -67,7 +106,7 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
     recorded: { backend: rec.backend, durable: rec.durable },
   });
   ctx.register(session);
-  const earlier = journal.events(rec.id).find((e) => e.kind === 'outcome');
+  const earlier = findOutcome(journal, rec.id, ctx.earlier?.get(rec.id)).outcome;
   if (earlier) {
     // An earlier host already gave this drive its verdict: exactly once per drive, across hosts.
     const t = earlier.tags;
@@ -108,7 +147,8 @@ async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session
     session.bind(await attach());
     session.markGap('reattach');
     // The program may have ended while no host was attached (its exit is journaled already).
-    if (session.lifecycle === 'live') ctx.journal.updateSession(rec.id, { state: 'live' });
+    // A row that says live already (a host killed while it drove) is not written again.
+    if (session.lifecycle === 'live' && rec.state !== 'live') ctx.journal.updateSession(rec.id, { state: 'live' });
     // `observed`: a hot standby's observer was adopted (no control client started).
     ctx.journal.appendEvent(rec.id, 'reattach', tags);
   } catch (err) {

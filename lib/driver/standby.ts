@@ -8,12 +8,16 @@
  * without an observer at takeover (created in the last moment, or its attach failed) is
  * re-attached cold, as Driver.open always did. Observing takes no lease and writes nothing: the
  * journal is read once, at start, and kept open for the takeover (it opens in ~40–130 ms here, and a
- * database still open needs no WAL recovery after its writer was SIGKILLed).
+ * database still open needs no WAL recovery after its writer was SIGKILLed); what the takeover
+ * would otherwise do on its own clock is done while waiting: the options and profiles checked,
+ * each drive's journal searched for an earlier outcome (the takeover reads only what came after).
  */
 import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
+import { findOutcome, type EarlierOutcome } from './reconcile.js';
+import { rehearseTakeover, type RehearsalSize } from './standby-rehearsal.js';
 
 /** An observer as the backend factory makes it (backends/ is imported by backend-factory.ts alone). */
 type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
@@ -41,6 +45,8 @@ export class StandbyObservers {
   private watcher: FSWatcher | undefined;
   private stopped = false;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Each drive's journal as read at start (the takeover reads only the events after). */
+  readonly earlier = new Map<string, EarlierOutcome>();
 
   private constructor(private readonly backends: BackendFactory) {}
 
@@ -59,10 +65,9 @@ export class StandbyObservers {
       // No socket directory yet (no drive was ever made here): drives made later are re-attached
       // cold at takeover.
     }
-    const names = journal
-      .listSessions({ states: NON_TERMINAL_STATES })
-      .filter((r) => r.backend === 'tmux' && backends.remoteHostOf(r.socketPath) === undefined)
-      .map((r) => r.id);
+    const live = journal.listSessions({ states: NON_TERMINAL_STATES });
+    for (const r of live) standby.earlier.set(r.id, findOutcome(journal, r.id));
+    const names = live.filter((r) => r.backend === 'tmux' && backends.remoteHostOf(r.socketPath) === undefined).map((r) => r.id);
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let name = names[next++]; name !== undefined; name = names[next++]) await standby.attach(name, false);
@@ -131,9 +136,15 @@ export class StandbyObservers {
 }
 
 /** What a standby hands Driver.open at takeover. */
-export interface PreparedTakeover {
+export interface PreparedTakeover<D> {
   readonly observers: ReadonlyMap<string, TmuxObserver>;
   readonly journal: Journal;
+  readonly earlier: ReadonlyMap<string, EarlierOutcome>;
+  /**
+   * Called with the Driver once its drives' leases are about to be taken, before any is
+   * re-attached (serve listens here; a call for a drive waits for that drive: Driver.adoption).
+   */
+  readonly serving?: (driver: D) => Promise<void>;
 }
 
 /**
@@ -149,22 +160,30 @@ export class PreparedStandby<D> {
     private readonly observers: StandbyObservers,
     private readonly journal: Journal,
     /** Driver.open with the observers (D is the Driver: this file does not import it, which imports this). */
-    private readonly open: (prepared: PreparedTakeover) => Promise<D>,
+    private readonly open: (prepared: PreparedTakeover<D>) => Promise<D>,
   ) {}
+
+  /** Runs the takeover's emulator code on scratch mirrors while waiting (standby-rehearsal.ts). */
+  rehearse(size: RehearsalSize): void {
+    void rehearseTakeover(size, () => this.used).catch(() => undefined); // an optimisation: its failure changes nothing
+  }
 
   /** Drives observed now (each one's takeover skips starting a control client). */
   get observed(): number {
     return this.observers.ready.size;
   }
 
-  /** Opens the Driver, adopting every observer still attached; the others are let go. Once. */
-  async takeOver(): Promise<D> {
+  /**
+   * Opens the Driver, adopting every observer still attached; the others are let go. Once.
+   * `serving` is given the Driver before its drives are re-attached (see PreparedTakeover).
+   */
+  async takeOver(serving?: (driver: D) => Promise<void>): Promise<D> {
     if (this.used) throw new SessionError('DRIVER_CLOSED', 'this standby has already taken over or been closed');
     this.used = true;
     this.observers.stopWatching();
     try {
       // The journal is the Driver's from here on (closed by it, or by open() when it fails).
-      return await this.open({ observers: this.observers.ready, journal: this.journal });
+      return await this.open({ observers: this.observers.ready, journal: this.journal, earlier: this.observers.earlier, ...(serving ? { serving } : {}) });
     } catch (err) {
       this.journal.close(); // idempotent: a Driver that was made closed it already
       throw err;

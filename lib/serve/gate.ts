@@ -238,6 +238,10 @@ export class GateSession implements HoldCaller {
       if (drive !== null) requireDrive(scope, tokenId, drive, scope.allowIds === undefined ? undefined : this.gate.allowIdOf(drive));
       // An operator's take-over holds every other caller's input off (observers read on).
       if (verb.cls === 'drive' && drive !== null) this.gate.holds.check(drive, this, method);
+      // A standby that took over serves while it re-attaches: a call waits for the drive it names
+      // (a call naming none, for every drive); nothing to wait for once they are all re-attached.
+      const adoption = this.gate.driver.adoption(drive ?? undefined);
+      if (adoption) await adoption;
       const ctx: VerbContext = {
         driver: this.gate.driver,
         identity: this.identity,

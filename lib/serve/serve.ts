@@ -14,7 +14,7 @@ import { rmSync } from 'node:fs';
 import { Driver, type DriverOptions, type DriverStandby, type Logger } from '../driver/driver.js';
 import { checkDataDir, makeDataDir } from '../driver/data-dir.js';
 import { loadConfig } from '../driver/load-config.js';
-import type { DriverConfigInput } from '../policy/config-schema.js';
+import type { DriverConfig, DriverConfigInput } from '../policy/config-schema.js';
 import { AuditLog } from '../../journal/audit-log.js';
 import { HostError } from '../wire/host-error.js';
 import type { HostInfo } from '../wire/protocol.js';
@@ -24,10 +24,22 @@ import { readHostRecord, removeHostRecord, writeHostRecord, type HostRecord } fr
 import { TokenStore } from './token-store.js';
 import { Gate } from './gate.js';
 import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
-import type { ConsoleServer } from '../console/console-server.js';
-import { parseConsoleAddress, type ConsoleAddress } from '../console/console-address.js';
 
-export interface ServeOptions {
+/** A web surface served over the host's gate (the console): its address, and how to close it. */
+export interface HostSurface {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * How serve() starts a web surface (the console: `ConsoleServer.at` in lib/console, given by the
+ * CLI for `--http`; this room does not import it). Called with the config before anything is taken
+ * or opened (a refused address fails the start at once); what it returns starts the surface over
+ * the gate, before the socket listens (an address in use fails the start).
+ */
+export type SurfaceStarter<S extends HostSurface> = (config: DriverConfig) => (gate: Gate) => Promise<S>;
+
+export interface ServeOptions<S extends HostSurface = HostSurface> {
   readonly dataDir?: string;
   /** A config object, or a path to the operator's YAML/JSON file (as Driver.open takes it). */
   readonly config?: DriverConfigInput | string;
@@ -41,11 +53,8 @@ export interface ServeOptions {
   readonly signal?: AbortSignal;
   /** A standby is about to wait: who serves now (undefined: in-process commands hold the data dir). */
   readonly onWaiting?: (holder: HostRecord | undefined) => void;
-  /**
-   * Serve the web console on this `HOST:PORT` (port 0: any free one); a loopback address unless
-   * the config's console.addresses names another. Off when absent.
-   */
-  readonly http?: string;
+  /** A web surface to serve too (the console: `ConsoleServer.at('HOST:PORT')` from lib/console). */
+  readonly console?: SurfaceStarter<S>;
   /** Other bounds for the socket (tests make a slow client's drop quick to reach). @internal */
   readonly socketLimits?: Partial<SocketLimits>;
 }
@@ -55,7 +64,7 @@ const silent: Logger = { warn: () => undefined };
 /** Connections a closing host gives to flush their last lines before they are cut. */
 const CLOSE_FLUSH_MS = 1000;
 
-export class ServingHost {
+export class ServingHost<S extends HostSurface = HostSurface> {
   private closing: Promise<void> | undefined;
   private resolveClosed!: () => void;
   /** Resolves once the host has closed (close() was called). */
@@ -73,8 +82,8 @@ export class ServingHost {
     private readonly lock: HostLock,
     private readonly audit: AuditLog | undefined,
     private readonly ownsDriver: boolean,
-    /** The web console, when serve() was asked for one (--http). */
-    readonly console?: ConsoleServer,
+    /** The web surface, when serve() was given one (the console, --http). */
+    readonly console?: S,
   ) {}
 
   get socketPath(): string {
@@ -146,10 +155,10 @@ async function takeHostLock(paths: ServePaths, opts: ServeOptions, hot?: () => P
  * Serves a data dir: takes the host lock (or waits for it, as a standby), opens the Driver
  * (re-attaching every live drive; nothing is relaunched) and answers on its socket.
  */
-export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
+export async function serve<S extends HostSurface = HostSurface>(opts: ServeOptions<S> = {}): Promise<ServingHost<S>> {
   const loaded = loadConfig(opts.config, opts.dataDir);
-  // A bad --http is refused before anything is taken or opened.
-  const http = opts.http === undefined ? undefined : parseConsoleAddress(opts.http, loaded.config.console.addresses);
+  // A bad console address is refused before anything is taken or opened.
+  const startSurface = opts.console?.(loaded.config);
   const dataDir = makeDataDir(checkDataDir(loaded.dataDir));
   const paths = ensureServeDir(dataDir);
   const driverOptions: DriverOptions = {
@@ -166,9 +175,12 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
   try {
     // A host killed with SIGKILL left its socket: nobody answers on it any more.
     rmSync(paths.socket, { force: true });
-    const driver = await (standby ? standby.takeOver() : Driver.open(driverOptions));
+    const logger = opts.logger ?? silent;
+    const limits = { ...SOCKET_LIMITS, ...opts.socketLimits };
+    if (standby) return await takeOverServing(standby, lock, paths, logger, limits, startSurface);
+    const driver = await Driver.open(driverOptions);
     try {
-      return await startServing(driver, lock, paths, true, opts.logger ?? silent, { ...SOCKET_LIMITS, ...opts.socketLimits }, http);
+      return await startServing(driver, lock, paths, true, logger, limits, startSurface);
     } catch (err) {
       await driver.close();
       throw err;
@@ -177,6 +189,26 @@ export async function serve(opts: ServeOptions = {}): Promise<ServingHost> {
     lock.release();
     throw err;
   }
+}
+
+/**
+ * A standby's takeover: the socket serves as soon as the Driver exists, before its drives are
+ * re-attached (clients reconnect and resubscribe meanwhile; a call for a drive waits for that
+ * drive alone, a call naming none for all: Gate, Driver.adoption). Resolves once every drive is
+ * re-attached or failed; a takeover that fails closes what it started (the host, its socket).
+ */
+async function takeOverServing<S extends HostSurface>(standby: DriverStandby, lock: HostLock, paths: ServePaths, logger: Logger, limits: SocketLimits, startSurface: ((gate: Gate) => Promise<S>) | undefined): Promise<ServingHost<S>> {
+  let host: ServingHost<S> | undefined;
+  try {
+    await standby.takeOver(async (driver) => {
+      host = await startServing(driver, lock, paths, true, logger, limits, startSurface);
+    });
+  } catch (err) {
+    await host?.close();
+    throw err;
+  }
+  if (!host) throw new HostError('NOT_SERVING', 'the takeover opened the drives without serving them'); // serving() runs before any drive is re-attached
+  return host;
 }
 
 /**
@@ -195,14 +227,13 @@ export async function serveDriver(driver: Driver, opts: { readonly logger?: Logg
   }
 }
 
-async function startServing(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, http?: ConsoleAddress): Promise<ServingHost> {
+async function startServing<S extends HostSurface>(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, startSurface?: (gate: Gate) => Promise<S>): Promise<ServingHost<S>> {
   const tokens = TokenStore.open(paths);
   const audit = driver.config.audit.enabled ? AuditLog.open(paths.dataDir) : undefined;
   try {
     const gate = new Gate({ driver, tokens, ...(audit ? { audit } : {}) });
-    // Loaded only when asked for: a host without --http never imports the web stack. It listens
-    // first: an address in use fails the start before the host record names this process.
-    const web = http === undefined ? undefined : await (await import('../console/console-server.js')).ConsoleServer.listen(gate, http);
+    // It listens first: an address in use fails the start before the host record names this process.
+    const web = await startSurface?.(gate);
     const info: HostInfo = { pid: process.pid, startedAt: Date.now(), dataDir: paths.dataDir };
     let server: SocketServer;
     try {

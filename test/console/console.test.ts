@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { serve, type ServingHost } from '../../lib/serve/serve.js';
+import { ConsoleServer } from '../../lib/console/console-server.js';
 import { Client } from '../../lib/client/client.js';
 import { readAudit } from '../../journal/audit-log.js';
 import { BASH, BASH_ARGS, hostConfig, sweep, tempDataDir } from '../serve/harness.js';
@@ -24,7 +25,7 @@ const SHOTS = process.env.TMUX_DRIVE_SCREENSHOTS === '1' ? join(__dirname, '../.
 const SECRET = 'ghp_R3allyS3cretT0kenValue0123456789abcd';
 const PRINT_SECRET = "printf '%s%s\\n' ghp_R3allyS3cret T0kenValue0123456789abcd";
 
-let host: ServingHost;
+let host: ServingHost<ConsoleServer>;
 let owner: Client;
 let ownerToken: string;
 let observeToken: string;
@@ -59,7 +60,7 @@ async function terminalText(page: Page): Promise<string> {
 }
 
 beforeAll(async () => {
-  host = await serve({ dataDir, config: hostConfig({ allow: [BASH, allow('whiptail', '/usr/bin/whiptail'), allow('vim', '/usr/bin/vim.basic')] }), http: '127.0.0.1:0' });
+  host = await serve({ dataDir, config: hostConfig({ allow: [BASH, allow('whiptail', '/usr/bin/whiptail'), allow('vim', '/usr/bin/vim.basic')] }), console: ConsoleServer.at('127.0.0.1:0') });
   base = host.console?.url as string;
   ownerToken = readFileSync(join(dataDir, 'serve', 'owner.token'), 'utf8').trim();
   owner = await Client.connect(dataDir);

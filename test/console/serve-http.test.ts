@@ -11,6 +11,7 @@ import { ensureBuilt, runCli, testSetup } from '../cli/dist.js';
 import { killServe, startServe } from '../serve/harness.js';
 import { parseConsoleAddress } from '../../lib/console/console-address.js';
 import { serve } from '../../lib/serve/serve.js';
+import { ConsoleServer } from '../../lib/console/console-server.js';
 import { createServer } from 'node:http';
 
 let dir: string;
@@ -65,7 +66,7 @@ describe('tmux-drive serve --http', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as { port: number }).port;
     try {
-      const err = (await serve({ dataDir, config, http: `127.0.0.1:${port}` }).then(
+      const err = (await serve({ dataDir, config, console: ConsoleServer.at(`127.0.0.1:${port}`) }).then(
         () => undefined,
         (e: unknown) => e,
       )) as { code?: string; message?: string } | undefined;

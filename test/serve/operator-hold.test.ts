@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import pty from 'node-pty';
 import WebSocket from 'ws';
 import { serve, type ServingHost } from '../../lib/serve/serve.js';
+import { ConsoleServer } from '../../lib/console/console-server.js';
 import { Client } from '../../lib/client/client.js';
 import type { HoldEvent } from '../../lib/client/remote-drive.js';
 import { TmuxDriveError } from '../../lib/common/errors.js';
@@ -28,7 +29,7 @@ let base: string;
 
 beforeAll(async () => {
   ensureBuilt();
-  host = await serve({ dataDir, config: hostConfig(), http: '127.0.0.1:0', logger: { warn: () => undefined } });
+  host = await serve({ dataDir, config: hostConfig(), console: ConsoleServer.at('127.0.0.1:0'), logger: { warn: () => undefined } });
   base = host.console?.url as string;
   ownerToken = readFileSync(join(dataDir, 'serve', 'owner.token'), 'utf8').trim();
   owner = await Client.connect(dataDir);
