@@ -1,7 +1,8 @@
 /**
  * Keystroke → mirrored echo. One 'x' at a time into bash at its prompt; the time from calling
  * session.sendText('x') to the mirror's grid showing it (the cursor row reads '$ xx…x'). Against,
- * in the same run and interleaved in blocks so drift hits every path alike:
+ * in the same run: the floor key by key with the library (pairedBlock), the polling driver in
+ * blocks between, so drift hits every path alike:
  * - the control-mode floor: `send-keys -l x` over a bare ControlClient to the first %output with
  *   the 'x' (tmux's own round trip, nothing parsed into a grid);
  * - a capture-pane polling driver, the way simpler tools work: a `tmux send-keys` subprocess,
@@ -28,6 +29,8 @@ const WARMUP_KEYS = 20;
 const POLL_INTERVAL_MS = 10;
 const ECHO_TIMEOUT_MS = 3000;
 const X = 0x78;
+/** The gap before every key, either side's (see settle). */
+const SETTLE_MS = 2;
 
 /**
  * The line the cursor is on, as read() would show it (right-trimmed, redacted): cursorLine reads a
@@ -81,19 +84,51 @@ function gridShows(s: Session, expected: string, stats: LibraryStats): Promise<n
   });
 }
 
-async function libraryBlock(s: Session, keys: number, out: number[] | undefined, stats: LibraryStats): Promise<void> {
-  for (let i = 1; i <= keys; i++) {
-    const expected = `$ ${'x'.repeat(i)}`;
-    const t0 = performance.now();
-    const shown = gridShows(s, expected, stats);
-    const sent = s.sendText('x');
-    const t1 = await withTimeout(shown, 'library');
-    await sent;
-    out?.push(t1 - t0);
-  }
+/** One key into the library's drive: the time until its grid shows it (`i` x's on the line). */
+async function libraryKey(s: Session, i: number, stats: LibraryStats): Promise<number> {
+  const expected = `$ ${'x'.repeat(i)}`;
+  const t0 = performance.now();
+  const shown = gridShows(s, expected, stats);
+  const sent = s.sendText('x');
+  const t1 = await withTimeout(shown, 'library');
+  await sent;
+  return t1 - t0;
+}
+
+async function libraryClear(s: Session): Promise<void> {
   await s.sendKeys('C-u');
   await s.wait({ forIdleMs: 30 });
   if (cursorRow(s) !== '$') throw new Error(`library: the line did not clear (${JSON.stringify(cursorRow(s))})`);
+}
+
+/** Between keys: whatever one side deferred (timers, queued work) runs before the other's clock starts. */
+const settle = (): Promise<void> => sleep(SETTLE_MS);
+
+/**
+ * `keys` keys into each, paired: key i goes to the library and to the floor back to back, the
+ * order alternating, so both meet the same machine state. Blocks of one side at a time did not:
+ * the floor's own figure moved with what the process had done just before (0.19–0.32 ms p50 after
+ * library blocks that read() the whole screen per key, 0.38–0.42 ms after light ones, 2026-12-02).
+ */
+async function pairedBlock(s: Session, floor: ControlFloor, keys: number, stats: LibraryStats, lib?: number[], raw?: number[]): Promise<void> {
+  for (let i = 1; i <= keys; i++) {
+    if (i % 2 === 1) {
+      const l = await libraryKey(s, i, stats);
+      await settle();
+      const f = await floor.key();
+      lib?.push(l);
+      raw?.push(f);
+    } else {
+      const f = await floor.key();
+      await settle();
+      const l = await libraryKey(s, i, stats);
+      raw?.push(f);
+      lib?.push(l);
+    }
+    await settle();
+  }
+  await libraryClear(s);
+  await floor.clear();
 }
 
 class ControlFloor {
@@ -110,18 +145,21 @@ class ControlFloor {
     }
   };
 
-  async block(keys: number, out: number[] | undefined): Promise<void> {
+  /** One key: the time until tmux's %output carries its echo. */
+  async key(): Promise<number> {
     const client = this.client;
     if (!client) throw new Error('control floor: not attached');
-    for (let i = 0; i < keys; i++) {
-      const seen = new Promise<number>((resolve) => (this.waiter = resolve));
-      const t0 = performance.now();
-      const sent = client.batch(encodeSendText(this.server.pane, 'x'));
-      const t1 = await withTimeout(seen, 'control floor');
-      await sent;
-      out?.push(t1 - t0);
-    }
-    await client.command(encodeSendKeys(this.server.pane, ['C-u']));
+    const seen = new Promise<number>((resolve) => (this.waiter = resolve));
+    const t0 = performance.now();
+    const sent = client.batch(encodeSendText(this.server.pane, 'x'));
+    const t1 = await withTimeout(seen, 'control floor');
+    await sent;
+    return t1 - t0;
+  }
+
+  async clear(): Promise<void> {
+    if (!this.client) throw new Error('control floor: not attached');
+    await this.client.command(encodeSendKeys(this.server.pane, ['C-u']));
     await sleep(30);
   }
 }
@@ -163,8 +201,7 @@ export const echoLatency: Benchmark = {
       teardown.add('polling server', () => pollServer.close());
 
       const stats: LibraryStats = { queued: 0 };
-      await libraryBlock(session, WARMUP_KEYS, undefined, stats);
-      await floor.block(WARMUP_KEYS, undefined);
+      await pairedBlock(session, floor, WARMUP_KEYS, stats);
       await pollingBlock(pollServer, 5, undefined);
       stats.queued = 0;
 
@@ -173,8 +210,7 @@ export const echoLatency: Benchmark = {
       const poll: number[] = [];
       for (let b = 0; b < blocks; b++) {
         opts.log(`echo-latency: block ${b + 1}/${blocks}`);
-        await libraryBlock(session, BLOCK_KEYS, lib, stats);
-        await floor.block(BLOCK_KEYS, raw);
+        await pairedBlock(session, floor, BLOCK_KEYS, stats, lib, raw);
         await pollingBlock(pollServer, pollKeys, poll);
       }
       const L = percentiles(lib);
@@ -182,7 +218,7 @@ export const echoLatency: Benchmark = {
       const P = percentiles(poll);
       return {
         name: 'echo-latency',
-        workload: `${lib.length} keystrokes into bash --norc --noprofile at '$ ' (${COLS}x${ROWS}), ${blocks} interleaved blocks; polling baseline ${poll.length} keystrokes`,
+        workload: `${lib.length} keystrokes into bash --norc --noprofile at '$ ' (${COLS}x${ROWS}), ${blocks} blocks, library and floor paired key by key; polling baseline ${poll.length} keystrokes`,
         columns: ['p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'n'],
         rows: [
           { subject: 'tmux-drive: sendText → mirror grid shows it', baseline: false, values: row(L) },
