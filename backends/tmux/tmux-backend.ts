@@ -7,6 +7,8 @@
  *   attach-handshake.ts  what a new client does before its first resync
  *   pane-resync.ts       captures, resyncs and fidelity grids, one at a time (reference §5)
  *   pause-probe.ts       a continue after a flood, for a pane tmux paused without a %pause
+ *   pane-input.ts        keys to the pane (text, pastes, named keys), out of a copy mode first
+ *   operator-clients.ts  terminal clients (an operator's `tmux attach`) on the server
  *   capture-gate.ts      pane output around a capture in flight (pure)
  *   pane-exit.ts         the program's exit status, once the pane is dead
  *   launch-leftovers.ts  what a dead host's launch left on this machine
@@ -21,12 +23,7 @@ import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
 import {
   PANE_DIED_MARKER,
-  cancelPaneMode,
-  displayMessage,
-  encodeSendKeys,
-  encodeSendText,
   operatorAttachArgv,
-  pasteText,
   refreshClientContinue,
   refreshClientOutputOn,
   resizeWindow,
@@ -35,7 +32,9 @@ import type { BackendListener, DriveBackend, SignalName, VisibleGrid } from '../
 import { signalForeground } from '../process/signal-foreground.js';
 import { DEAD_SUBSCRIPTION, attachHandshake, promoteHandshake, type AttachedPane, type HandshakeContext } from './attach-handshake.js';
 import { ControlClient } from './control-client.js';
+import { OperatorClients } from './operator-clients.js';
 import { PaneExitReader } from './pane-exit.js';
+import { PaneInput } from './pane-input.js';
 import { PaneResync } from './pane-resync.js';
 import { PauseProbe } from './pause-probe.js';
 import { endServer, startServer, type ServerLaunch } from './server-life.js';
@@ -43,8 +42,6 @@ import { hostOf, socketPathFor, type TmuxHost, type TmuxTarget } from './tmux-ho
 
 /** Control-client incidents after which its stream is not trusted: the channel is replaced. */
 const UNTRUSTED_STREAM: ReadonlySet<string> = new Set(['framing-mismatch', 'orphan-end']);
-/** A paste's deadline grows with its size: tmux 3.3a lexed a 1 MB command line in ~0.5 s here. */
-const PASTE_MS_PER_KCHAR = 10;
 
 /** The pane's argv enters the working directory itself (tmux's `-c` is format-expanded). */
 export type TmuxLaunch = ServerLaunch;
@@ -65,11 +62,11 @@ export class TmuxBackend implements DriveBackend {
   private pid: number | undefined;
   /** Pane output reaches the listener through it; it owns captures and resyncs. */
   private readonly sync: PaneResync;
-  private readonly operatorClients = new Set<string>();
+  private readonly operatorClients: OperatorClients;
+  private readonly input: PaneInput;
   /** The program's exit, read once tmux reports the pane dead. */
   private readonly exitReader: PaneExitReader;
   private readonly pauseProbe: PauseProbe;
-  private inMode = false;
   private exited = false;
   private ending = false;
   /**
@@ -100,6 +97,8 @@ export class TmuxBackend implements DriveBackend {
       listener,
       paneDead: () => this.exitReader.check(),
     });
+    this.operatorClients = new OperatorClients((names) => listener.operators(names));
+    this.input = new PaneInput({ client: () => this.live, pane: () => this.pane, timeoutMs: target.timeoutMs });
     this.pauseProbe = new PauseProbe({ clock: target.clock, probe: () => this.live.command(refreshClientContinue(this.pane)) });
     this.exitReader = new PaneExitReader({
       command: async (command) => (await this.live.command(command)).text(),
@@ -114,12 +113,7 @@ export class TmuxBackend implements DriveBackend {
   static async launch(launch: TmuxLaunch, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(launch, listener);
     await startServer(backend.host, launch, backend.socket);
-    try {
-      await backend.connect();
-    } finally {
-      backend.markConnected();
-    }
-    return backend;
+    return backend.connectOnce(() => backend.connect());
   }
 
   /**
@@ -128,12 +122,7 @@ export class TmuxBackend implements DriveBackend {
    * drive's lease, so every other control client found is stale and is ended by pid once ours is attached.
    */
   static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
-    const backend = new TmuxBackend(target, listener);
-    try {
-      await backend.connect(true);
-    } finally {
-      backend.markConnected();
-    }
+    const backend = await new TmuxBackend(target, listener).connectOnce((b) => b.connect(true));
     // A program that ended while no host was attached: its exit is known before the caller sees
     // the drive, so a re-opened host never lists it live (and a clean one is cleaned up now).
     await backend.exitReader.settled();
@@ -147,14 +136,19 @@ export class TmuxBackend implements DriveBackend {
    * output on inside its batch, so the rebuilt mirror has no gap and no overlap.
    */
   static async adopt(target: TmuxTarget, listener: BackendListener, observer: AdoptedClient): Promise<TmuxBackend> {
-    const backend = new TmuxBackend(target, listener);
-    try {
-      await backend.connect(true, observer);
-    } finally {
-      backend.markConnected();
-    }
+    const backend = await new TmuxBackend(target, listener).connectOnce((b) => b.connect(true, observer));
     await backend.exitReader.settled();
     return backend;
+  }
+
+  /** The first connect: the drive counts as connected (kill() may go on) whether it worked or not. */
+  private async connectOnce(connect: (backend: this) => Promise<void>): Promise<this> {
+    try {
+      await connect(this);
+    } finally {
+      this.markConnected();
+    }
+    return this;
   }
 
   /**
@@ -202,10 +196,7 @@ export class TmuxBackend implements DriveBackend {
         this.pid = attached.pid;
       },
       incident: (code, detail) => this.listener.incident(code, detail),
-      operatorsFound: (names) => {
-        for (const name of names) this.operatorClients.add(name);
-        if (this.operatorClients.size > 0) this.listener.operators([...this.operatorClients]);
-      },
+      operatorsFound: (names) => this.operatorClients.found(names),
     };
     try {
       if (adopted) {
@@ -244,23 +235,19 @@ export class TmuxBackend implements DriveBackend {
       case 'notification':
         if (event.name === 'pause' && event.pane === this.pane) {
           this.pauseProbe.paused();
-          this.sync.pause();
-          void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
+          this.resyncPaused();
         } else if (event.name === 'continue' && event.pane === this.pane && this.pauseProbe.probing) {
           // tmux had paused the pane without telling us (pause-probe.ts): it dropped output since.
           this.listener.incident('pause_unannounced', {});
-          this.sync.pause();
-          void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
+          this.resyncPaused();
         } else if (event.name === 'subscription-changed' && event.subscription === DEAD_SUBSCRIPTION && event.value.startsWith('1')) {
           this.exitReader.check();
-        } else if (event.name === 'client-session-changed' && !event.client.startsWith('client-')) {
-          // A terminal client (an operator's `tmux attach`); control clients are named client-PID.
-          this.operatorClients.add(event.client);
-          this.listener.operators([...this.operatorClients]);
-        } else if (event.name === 'client-detached' && this.operatorClients.delete(event.client)) {
-          this.listener.operators([...this.operatorClients]);
+        } else if (event.name === 'client-session-changed') {
+          this.operatorClients.sessionChanged(event.client);
+        } else if (event.name === 'client-detached') {
+          this.operatorClients.detached(event.client);
         } else if (event.name === 'pane-mode-changed' && event.pane === this.pane) {
-          void this.refreshMode();
+          void this.input.refreshMode();
         }
         return;
       case 'stray': {
@@ -279,6 +266,12 @@ export class TmuxBackend implements DriveBackend {
       default:
         return;
     }
+  }
+
+  /** tmux paused the pane: what it dropped since is recovered from a capture. */
+  private resyncPaused(): void {
+    this.sync.pause();
+    void this.resync('pause').catch((err: unknown) => this.listener.incident('resync_failed', { reason: 'pause', error: String(err) }));
   }
 
   private onClosed(reason: string | undefined): void {
@@ -317,14 +310,6 @@ export class TmuxBackend implements DriveBackend {
     return this.replacing;
   }
 
-  private async refreshMode(): Promise<void> {
-    try {
-      this.inMode = (await this.live.command(displayMessage(this.pane, '#{pane_in_mode}'))).text() === '1';
-    } catch {
-      /* the session is ending */
-    }
-  }
-
   private async reportExit(exit: ExitInfo): Promise<void> {
     this.exited = true;
     // tmux 3.3a discards pane output not yet written to a control client when the pane dies
@@ -353,42 +338,13 @@ export class TmuxBackend implements DriveBackend {
     return this.sync.compareGrid(compare);
   }
 
-  private async leaveMode(): Promise<void> {
-    if (this.inMode) {
-      await this.live.command(cancelPaneMode(this.pane));
-      this.inMode = false;
-    }
-  }
-
-  /**
-   * Out of a copy or view mode (nearly always) the keys are written to tmux within this call, before
-   * it returns: the session audits and marks the input right after, in the same turn, before any
-   * reply can be read. In a mode, the mode is left first.
-   */
+  /** Written to tmux within this call unless a copy mode must be left first (pane-input.ts). */
   sendText(text: string, opts: { readonly paste: boolean }): Promise<void> {
-    return this.inMode ? this.leaveMode().then(() => this.writeText(text, opts)) : this.writeText(text, opts);
+    return this.input.sendText(text, opts);
   }
 
-  private async writeText(text: string, opts: { readonly paste: boolean }): Promise<void> {
-    if (opts.paste) return this.paste(text);
-    const lines = encodeSendText(this.pane, text);
-    if (lines.length > 0) await this.live.batch(lines);
-  }
-
-  /**
-   * Large or multi-line text: set-buffer in chunks, then a bracketed-when-asked paste, in one batch.
-   * Nothing touches the disk: a host killed mid-paste leaves typed text nowhere but in tmux's
-   * memory, and the next attach deletes that buffer.
-   */
-  private async paste(text: string): Promise<void> {
-    await this.live.batch(pasteText(this.pane, text), this.target.timeoutMs + Math.ceil(text.length / 1000) * PASTE_MS_PER_KCHAR);
-  }
-
-  /** As sendText: written within this call unless a mode must be left first. */
-  async sendKeys(keys: readonly string[]): Promise<void> {
-    const line = encodeSendKeys(this.pane, keys);
-    if (this.inMode) await this.leaveMode();
-    await this.live.command(line);
+  sendKeys(keys: readonly string[]): Promise<void> {
+    return this.input.sendKeys(keys);
   }
 
   /**
