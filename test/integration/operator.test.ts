@@ -71,4 +71,27 @@ describe('operator takeover', () => {
     term.kill();
     await s.kill();
   });
+
+  it('an operator who left the pane in copy mode does not swallow the library\'s keys: the mode is left first', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: ['--norc', '--noprofile'], cols: 80, rows: 24 });
+    await s.wait({ forText: '$ ' });
+    const [file, ...args] = s.attachCommand();
+    const attached = nextOperators(s, 1);
+    const term = pty.spawn(file!, args, { cols: 80, rows: 24, env: { TERM: 'xterm-256color', PATH: '/usr/bin:/bin' } });
+    let seen = '';
+    term.onData((d) => {
+      seen += d;
+    });
+    await attached;
+    term.write('\x02['); // the tmux prefix (C-b) then [: copy mode, its position shown top right
+    for (let i = 0; i < 100 && !/\[0\/\d+\]/.test(seen); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toMatch(/\[0\/\d+\]/);
+    // No event says the library has heard %pane-mode-changed and asked tmux: give it a generous moment.
+    await new Promise((r) => setTimeout(r, 1000));
+    // In copy mode these keys would be copy-mode commands (e: forward word end, c, h, o …) and never reach bash.
+    await s.sendText('echo after-copy-mode', { submit: true });
+    expect((await s.wait({ forText: /^after-copy-mode$/m, timeoutMs: 5000 })).outcome).toBe('text');
+    term.kill();
+    await s.kill();
+  });
 });
