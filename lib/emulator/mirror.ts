@@ -79,6 +79,11 @@ export class Mirror {
   readonly #log: EmulatorLog;
   #terminal: CreatedTerminal;
   #seq = 0;
+  /**
+   * The last digest and the seq it was taken at. Every grid change (bytes, resize, rebuild, reset)
+   * goes through #parsed, which bumps seq: a digest asked again with no parse since is the same.
+   */
+  #digestMemo: { readonly seq: number; readonly value: string } | undefined;
   /** xterm's own write queue (without a scheduler or the private core), in tickets. */
   readonly #xterm: XtermWriteQueue = new XtermWriteQueue({ terminal: () => this.#terminal, parsed: () => this.#parsed() });
   #waiters: { ticket: number; offset: number; resolve: () => void }[] = [];
@@ -318,10 +323,17 @@ export class Mirror {
     return { cols: term.cols, rows: term.rows, cells: readVisibleCells(term), cursor: this.cursor, alternate: this.alternate };
   }
 
-  /** A stable hash of the visible grid (chars, widths, colours, attributes), cursor and alternate flag. */
+  /**
+   * A stable hash of the visible grid (chars, widths, colours, attributes), cursor and alternate flag.
+   * Taken again only after a parse: settle checks ask for it on every activity event.
+   */
   digest(): string {
+    // #open parses what is queued first (bumping seq), so the memo is checked against the grid as read.
     const { term } = this.#open();
-    return gridDigest(term, this.cursor, this.alternate);
+    if (this.#digestMemo?.seq === this.#seq) return this.#digestMemo.value;
+    const value = gridDigest(term, this.cursor, this.alternate);
+    this.#digestMemo = { seq: this.#seq, value };
+    return value;
   }
 
   dispose(): void {
