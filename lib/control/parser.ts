@@ -21,7 +21,7 @@
  *   command line, hooks): they become `foreign-block` events and never reach the command queue.
  * - Pane output stays bytes; only short header fields are decoded to strings.
  */
-import { decodeOctal } from './octal.js';
+import { OctalDecoder } from './octal.js';
 import { LineSplitter } from './line-splitter.js';
 import { isNotificationName, parseNotification, type Notification } from './notifications.js';
 import type { PaneId } from './ids.js';
@@ -228,6 +228,8 @@ function checkedFraming(framing: BlockFraming | undefined): BlockFraming {
 export class ControlParser {
   readonly #emit: (event: ControlEvent) => void;
   readonly #splitter: LineSplitter;
+  /** Output payloads are carved from its slab: one allocation per few dozen lines, not per line. */
+  readonly #octal = new OctalDecoder();
   readonly #replyFraming: (() => BlockFraming) | undefined;
   #block: OpenBlock | undefined;
   /** After a framing mismatch nothing more is interpreted: the stream is not trusted. */
@@ -281,7 +283,7 @@ export class ControlParser {
     const pane = paneAt(line, OUTPUT.length);
     if (!pane) return this.#incident('malformed-line', line, '%output without a pane id');
     const [id, end] = pane;
-    this.#emit({ kind: 'output', pane: id, data: decodeOctal(line, Math.min(end + 1, line.length)) });
+    this.#emit({ kind: 'output', pane: id, data: this.#octal.decode(line, Math.min(end + 1, line.length)) });
   }
 
   #extendedOutput(line: Uint8Array): void {
@@ -291,7 +293,7 @@ export class ControlParser {
     if (!pane || payload < 0) return this.#incident('malformed-line', line, '%extended-output without a pane id or " : "');
     const ageStart = pane[1] + 1;
     const age = parseDigits(line, ageStart, fieldEnd(line, ageStart));
-    const data = decodeOctal(line, payload);
+    const data = this.#octal.decode(line, payload);
     this.#emit(age < 0 ? { kind: 'output', pane: pane[0], data } : { kind: 'output', pane: pane[0], data, ageMs: age });
   }
 
