@@ -59,6 +59,11 @@ export interface Attention {
 export type SessionAction = 'sendText' | 'sendKeys' | 'signal' | 'resize' | 'kill';
 
 export type SessionEvents = {
+  /**
+   * The pane's bytes as tmux sent them. `data` is a view of a 64 KiB slab the control parser
+   * decodes into (lib/control/octal.ts): a listener that keeps a chunk for long keeps its slab too;
+   * copy it (`data.slice()`) to keep a few bytes out of a flood.
+   */
   output: [data: Uint8Array, seq: number];
   exit: [exit: ExitInfo];
   state: [status: SessionStatus];
