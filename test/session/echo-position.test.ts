@@ -49,11 +49,12 @@ describe.each(['tmux', 'spawn'] as const)('echo by position on the %s backend', 
     // Fill the screen so that what follows scrolls it.
     await s.sendText('seq 1 20', { submit: true });
     await s.wait({ forText: /^20$/m });
-    await s.sendText('read -n 100 -t 1.5 -p "Name: " n; echo; seq 101 105', { submit: true });
+    // read -n 19 takes the keys as they come and returns after the word's 19th character, with no
+    // Enter: the word is typed but not submitted, then five lines scroll its row up. (A read
+    // timeout here raced the keys on a loaded machine: the word then went to the next prompt.)
+    await s.sendText('read -n 19 -p "Name: " n; echo; seq 101 105', { submit: true });
     await s.wait({ forText: 'Name: ' });
     await s.sendText('Zebedee-unique-word');
-    // read (-n: it takes the keys as they come) times out with the word typed but not submitted,
-    // then five lines scroll the row up.
     const r = await s.wait({ forText: 'Zebedee-unique-word', timeoutMs: 3000 });
     expect(r.outcome).toBe('timeout');
     const rows = s.read().content.split('\n');
