@@ -5,15 +5,17 @@
  * to the held drive is refused with OPERATOR_HOLD naming the holder while a drive nobody holds
  * takes input; release() lets the other caller in. A hold that cannot be taken again (another
  * person holds the drive now, or the drive is gone) is told with `holdLost`, never dropped silently.
+ * `tmux-drive attach` (the built CLI, in a real terminal through node-pty) keeps its hold too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, symlinkSync, unlinkSync, watch } from 'node:fs';
+import pty from 'node-pty';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { TmuxDriveError } from '../../lib/common/errors.js';
 import { killGone, processesMentioning } from '../helpers.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
+import { CLI, ensureBuilt, testSetup } from '../cli/dist.js';
 import { BASH_ARGS, killServe, startServe, type ServeProcess } from './harness.js';
 
 let dir: string;
@@ -180,5 +182,47 @@ describe('an operator hold across a standby takeover', () => {
     await owner.drive('contested').kill();
     await killServe(standby, 'SIGTERM');
     rmSync(linkDir, { recursive: true, force: true });
+  });
+
+  it('tmux-drive attach keeps holding agents off after a standby takes over, until the person detaches', async () => {
+    const { first, standby, owner } = await hostAndStandby(['attached']);
+    const agent = await Client.connect(dataDir, { token: (await owner.mint({ classes: ['observe', 'drive'], drives: ['attached'], label: 'agent' })).token, reconnectTimeoutMs: 30_000 });
+    clients.push(agent);
+    const agentSends = async (text: string): Promise<string> => {
+      const r = await outcome(agent.drive('attached').sendText(text, { submit: true }));
+      return typeof r === 'string' ? r : r.code;
+    };
+    const term = pty.spawn(process.execPath, [CLI, '--data-dir', dataDir, '--config', config, 'attach', 'attached'], { cols: 100, rows: 30, env: { ...process.env, TERM: 'xterm-256color' } as Record<string, string> });
+    let seen = '';
+    term.onData((d) => (seen += d));
+    const exited = new Promise<number>((ok) => term.onExit(({ exitCode }) => ok(exitCode)));
+    try {
+      await expect.poll(() => agentSends('echo too-early'), { timeout: 15_000 }).toBe('OPERATOR_HOLD');
+
+      first.child.kill('SIGKILL');
+      await first.exited;
+      await standby.ready;
+      // The CLI's client reconnects and takes the hold again: the agent is refused from then on
+      // (an input of its that came between the takeover and the re-take may be sent: the window).
+      await expect.poll(() => agentSends('echo in-window'), { timeout: 15_000 }).toBe('OPERATOR_HOLD');
+      expect(await agentSends('echo still-held')).toBe('OPERATOR_HOLD');
+      term.write('echo person-$((8*8))\r');
+      await owner.drive('attached').wait({ forText: /^person-64$/m, timeoutMs: 15_000 });
+
+      term.write('\x02d');
+      const again = setInterval(() => term.write('\x02d'), 3000);
+      try {
+        expect(await exited).toBe(0);
+      } finally {
+        clearInterval(again);
+      }
+      expect(seen).not.toContain('your hold on');
+      await agent.drive('attached').sendText('echo after-detach-$((2*5))', { submit: true });
+      await owner.drive('attached').wait({ forText: /^after-detach-10$/m, timeoutMs: 15_000 });
+    } finally {
+      term.kill('SIGKILL');
+    }
+    await owner.drive('attached').kill();
+    await killServe(standby, 'SIGTERM');
   });
 });
