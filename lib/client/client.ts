@@ -6,7 +6,8 @@
  * When the host goes away (it was stopped, or killed and a standby takes over) the client
  * reconnects by itself: it waits for the socket to reappear (woken by the kernel, see
  * socket-watch.ts), says hello again, and resumes each subscription after the last journal seq it
- * delivered, so a listener sees every stored journal event exactly once. Calls made meanwhile
+ * delivered, so a listener sees every stored journal event exactly once; the holds it had are
+ * asked for again first (`holdLost` when one cannot be). Calls made meanwhile
  * wait for the new host; a call that was in flight when the host went is sent again only if it
  * changes nothing (read, status, list, …); any other fails with HOST_LOST (`delivery: 'unknown'`).
  *
