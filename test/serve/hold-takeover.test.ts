@@ -5,9 +5,12 @@
  * to the held drive is refused with OPERATOR_HOLD naming the holder while a drive nobody holds
  * takes input; release() lets the other caller in. A hold that cannot be taken again (another
  * person holds the drive now, or the drive is gone) is told with `holdLost`, never dropped silently.
- * `tmux-drive attach` (the built CLI, in a real terminal through node-pty) keeps its hold too.
+ * `tmux-drive attach` (the built CLI, in a real terminal through node-pty) keeps its hold too, and an
+ * agent input asked after the hold, while the drive is still being re-attached (its tmux server
+ * stopped), is refused. Uses dist/ (built when missing: rebuild after changing lib/serve or lib/cli).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, unlinkSync, watch } from 'node:fs';
 import pty from 'node-pty';
 import { tmpdir } from 'node:os';
@@ -224,5 +227,50 @@ describe('an operator hold across a standby takeover', () => {
     }
     await owner.drive('attached').kill();
     await killServe(standby, 'SIGTERM');
+  });
+
+  it('an agent input asked after the holder\'s hold, while the drive is still being re-attached, is refused (the hold is checked after that wait)', async () => {
+    const { first, standby, owner } = await hostAndStandby(['racy']);
+    // Both reach the host through links this test controls, so it decides who reaches the new host first.
+    const linkDir = mkdtempSync(join(tmpdir(), 'tds-link-'));
+    const hostSocket = join(dataDir, 'serve', 'host.sock');
+    const holderLink = join(linkDir, 'holder.sock');
+    const agentLink = join(linkDir, 'agent.sock');
+    symlinkSync(hostSocket, holderLink);
+    symlinkSync(hostSocket, agentLink);
+    const holder = await Client.connect({ socket: holderLink, token: (await owner.mint({ classes: ['observe', 'drive', 'admin'], label: 'person' })).token, reconnectTimeoutMs: 30_000 });
+    const agent = await Client.connect({ socket: agentLink, token: (await owner.mint({ classes: ['observe', 'drive'], drives: ['racy'], label: 'agent' })).token, reconnectTimeoutMs: 30_000 });
+    clients.push(holder, agent);
+    await holder.drive('racy').hold();
+    // The drive's tmux server is stopped: the new host's re-attach of it waits until it runs again.
+    const serverPid = Number(spawnSync('tmux', ['-S', join(dataDir, 'tmux', 'racy.sock'), 'display-message', '-p', '#{pid}'], { encoding: 'utf8', timeout: 5000 }).stdout.trim());
+    expect(serverPid).toBeGreaterThan(0);
+    unlinkSync(holderLink);
+    unlinkSync(agentLink);
+    const ownerBack = new Promise((resolve) => owner.on('reconnected', resolve));
+    process.kill(serverPid, 'SIGSTOP');
+    try {
+      first.child.kill('SIGKILL');
+      await first.exited;
+      await ownerBack; // the new host serves (the drive is not re-attached yet)
+      symlinkSync(hostSocket, holderLink);
+      await expect.poll(() => holder.connected, { timeout: 10_000 }).toBe(true); // its hold request is out
+      await new Promise((r) => setTimeout(r, 200));
+      symlinkSync(hostSocket, agentLink);
+      await expect.poll(() => agent.connected, { timeout: 10_000 }).toBe(true);
+      const input = outcome(agent.drive('racy').sendText('echo slipped-$((2+2))', { submit: true }));
+      await new Promise((r) => setTimeout(r, 300));
+      process.kill(serverPid, 'SIGCONT');
+      const r = await input;
+      expect(r).toBeInstanceOf(TmuxDriveError);
+      expect((r as TmuxDriveError).code).toBe('OPERATOR_HOLD');
+    } finally {
+      process.kill(serverPid, 'SIGCONT');
+    }
+    expect(holder.heldDrives).toEqual(['racy']);
+    expect((await owner.drive('racy').read()).content).not.toContain('slipped-4');
+    await owner.drive('racy').kill();
+    await killServe(standby, 'SIGTERM');
+    rmSync(linkDir, { recursive: true, force: true });
   });
 });
