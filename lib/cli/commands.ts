@@ -125,12 +125,21 @@ export const attachCommand: CommandSpec = {
     if (!ctx.stdinIsTty || ctx.global.json) return { json: { id: s.id, argv }, text: shellQuote(argv) };
     if (access.mode === 'host' && !readOnly) {
       // Through a serving host, the person at this terminal holds agents off (OPERATOR_HOLD)
-      // while attached; the hold ends when tmux exits, or with this process's connection.
+      // while attached; the hold ends when tmux exits, or with this process's connection. The
+      // client takes it again on a standby that takes over; one it could not is said once tmux
+      // exits (the terminal is tmux's until then).
+      const lost: string[] = [];
+      const onHoldLost = access.client.on('holdLost', (_drive, err) => lost.push(`${err.code}: ${err.message}`));
+      const onClosed = access.client.on('closed', (reason) => lost.push(`no host: ${reason}`));
       await s.hold();
       try {
         return { json: null, text: '', exitCode: await runInherited(argv) };
       } finally {
-        await s.release().catch(() => false);
+        onHoldLost.dispose();
+        onClosed.dispose();
+        // No host now (killed, none took over yet): the hold went with it; do not wait for one.
+        if (access.client.connected) await s.release().catch(() => false);
+        for (const why of lost) ctx.stderr.write(`tmux-drive attach: warning: your hold on ${s.id} ended while you were attached (others' input was no longer refused): ${why.replace(/\s*\n\s*/g, ' ')}\n`);
       }
     }
     // The operator's tmux client needs no lease: the driver is closed first, so that the next

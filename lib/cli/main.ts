@@ -147,6 +147,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       ...(token !== undefined ? { token } : {}),
       ...(socket !== undefined ? { socket } : {}),
       owner: `tmux-drive ${spec.name} (pid ${process.pid})`,
+      // attach lasts as long as the person's terminal does: its client follows a standby that
+      // takes over, and takes the person's hold again there (lib/client/README.md).
+      ...(spec.name === 'attach' ? { persistent: true } : {}),
       ...(parsed.global.adoptOrphans ? { adoptOrphans: true } : {}),
       // In-process, only the drive this command names: other invocations may be driving other drives now.
       reattach: spec.name === 'list' ? 'all' : spec.name === 'create' || parsed.positionals[0] === undefined ? [] : [parsed.positionals[0]],

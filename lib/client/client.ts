@@ -6,7 +6,8 @@
  * When the host goes away (it was stopped, or killed and a standby takes over) the client
  * reconnects by itself: it waits for the socket to reappear (woken by the kernel, see
  * socket-watch.ts), says hello again, and resumes each subscription after the last journal seq it
- * delivered, so a listener sees every stored journal event exactly once. Calls made meanwhile
+ * delivered, so a listener sees every stored journal event exactly once; the holds it had are
+ * asked for again first (`holdLost` when one cannot be). Calls made meanwhile
  * wait for the new host; a call that was in flight when the host went is sent again only if it
  * changes nothing (read, status, list, …); any other fails with HOST_LOST (`delivery: 'unknown'`).
  *
@@ -48,6 +49,12 @@ export type ClientEvents = {
   closed: [reason: string];
   /** A subscription could not be (re)made for a drive. */
   subscriptionError: [drive: string, error: TmuxDriveError];
+  /**
+   * A hold this client had could not be taken again on the host that took over: another caller
+   * holds the drive now (OPERATOR_HOLD naming it), the drive is gone (SESSION_NOT_FOUND), or the
+   * token may no longer hold it. Emitted before `reconnected`; the drive is no longer held by us.
+   */
+  holdLost: [drive: string, error: TmuxDriveError];
 };
 
 export interface MintOptions {
@@ -84,6 +91,8 @@ type Waiter = { resolve(): void; reject(err: TmuxDriveError): void };
 export class Client implements DriveChannel {
   private state: 'open' | 'reconnecting' | 'closed' = 'open';
   private readonly feeds = new Map<string, Feed>();
+  /** The drives this client holds (hold() answered, no release() or hold end since), by the hold's `since`: taken again on the next host. */
+  private readonly holds = new Map<string, number>();
   private readonly emitter = new EventEmitter<ClientEvents>();
   private waiters: Waiter[] = [];
   private helloInfo: { host: HostInfo; identity: Identity };
@@ -150,6 +159,23 @@ export class Client implements DriveChannel {
   async create(opts: CreateOptions): Promise<RemoteDrive & { readonly info: SessionInfo & { readonly cols: number; readonly rows: number } }> {
     const info = (await this.call('create', { ...opts })) as SessionInfo & { cols: number; rows: number };
     return Object.assign(new RemoteDrive(this, info.id, info.allowId), { info });
+  }
+
+  /** The drives this client holds as an operator (taken again after a reconnect). */
+  get heldDrives(): readonly string[] {
+    return [...this.holds.keys()];
+  }
+
+  /** RemoteDrive.hold: the host's hold, remembered so that the next host is asked for it again. @internal */
+  async hold(drive: string): Promise<void> {
+    const r = (await this.call('hold', { id: drive })) as { since: number };
+    this.holds.set(drive, r.since);
+  }
+
+  /** RemoteDrive.release. Forgotten first: a release that fails with the host (HOST_LOST) must not be taken again on the next. @internal */
+  async release(drive: string): Promise<boolean> {
+    this.holds.delete(drive);
+    return ((await this.call('release', { id: drive })) as { released: boolean }).released;
   }
 
   async events(id: string, opts: { afterSeq?: number; limit?: number } = {}): Promise<JournalItem[]> {
@@ -267,6 +293,8 @@ export class Client implements DriveChannel {
         e.emit('operators', item.clients);
         return;
       case 'hold':
+        // Our hold ended on the host (its own since, not an older hold's late item): not taken again.
+        if (!item.held && this.holds.get(p.drive) === item.since) this.holds.delete(p.drive);
         e.emit('hold', { held: item.held, by: item.by, how: item.how, since: item.since });
         return;
       case 'notification':
@@ -334,11 +362,32 @@ export class Client implements DriveChannel {
     this.helloInfo = { host: connection.hello.host, identity: connection.hello.identity };
     this.wire(connection);
     this.state = 'open';
+    // Holds first: they are the first requests the new host gets from this client, ahead of the
+    // resubscribes and the calls that waited, so the window in which another caller's input can
+    // reach a drive a person holds is this client's reconnect alone (lib/client/README.md).
+    const retakes = [...this.holds.keys()].map((drive) => this.retake(connection, drive));
     for (const [drive, feed] of this.feeds) if (feed.listeners > 0) this.subscribe(drive, feed);
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.resolve();
-    this.emitter.emit('reconnected', this.helloInfo.host);
+    if (retakes.length === 0) return void this.emitter.emit('reconnected', this.helloInfo.host);
+    // `reconnected` once every hold is settled: a listener of it knows which it still has.
+    void Promise.all(retakes).then(() => {
+      if (this.connection === connection && this.state === 'open') this.emitter.emit('reconnected', this.helloInfo.host);
+    });
+  }
+
+  /** Takes `drive`'s hold again on a new host; a refusal is told (holdLost), never dropped silently. */
+  private async retake(connection: HostConnection, drive: string): Promise<void> {
+    try {
+      const r = (await connection.call('hold', { id: drive })) as { since: number };
+      if (this.holds.has(drive)) this.holds.set(drive, r.since);
+    } catch (err) {
+      // This host went too: the next one is asked (the hold stays remembered).
+      if (err instanceof HostError && err.code === 'HOST_LOST') return;
+      if (!this.holds.delete(drive)) return; // released meanwhile
+      this.emitter.emit('holdLost', drive, err instanceof TmuxDriveError ? err : new HostError('PROTOCOL_ERROR', String(err)));
+    }
   }
 
   private finish(reason: string): void {
@@ -350,6 +399,7 @@ export class Client implements DriveChannel {
     for (const w of waiters) w.reject(new HostError('HOST_LOST', `no host: ${reason}`, { delivery: 'not-sent' }));
     for (const f of this.feeds.values()) f.emitter.removeAllListeners();
     this.feeds.clear();
+    this.holds.clear();
     this.emitter.emit('closed', reason);
   }
 }

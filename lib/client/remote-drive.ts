@@ -62,6 +62,8 @@ export type RemoteWaitResult = WaitResult & { readonly id: string; readonly driv
 export interface DriveChannel {
   call(method: string, params: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<unknown>;
   listen<E extends keyof RemoteDriveEvents>(drive: string, event: E, listener: (...args: RemoteDriveEvents[E]) => void): Disposable;
+  hold(drive: string): Promise<void>;
+  release(drive: string): Promise<boolean>;
 }
 
 export class RemoteDrive {
@@ -108,15 +110,16 @@ export class RemoteDrive {
 
   /**
    * Takes the drive over as its operator (admin): until release() or this client's connection
-   * ends, every other caller's input to it fails with OPERATOR_HOLD. Not resumed on another host.
+   * ends, every other caller's input to it fails with OPERATOR_HOLD. The client remembers it: after
+   * a reconnect (a standby took over) it takes it again before `reconnected`, or emits `holdLost`.
    */
   async hold(): Promise<void> {
-    await this.channel.call('hold', { id: this.id });
+    await this.channel.hold(this.id);
   }
 
-  /** Ends this client's hold; false when it held none. */
+  /** Ends this client's hold; false when the host had none of it. */
   async release(): Promise<boolean> {
-    return ((await this.channel.call('release', { id: this.id })) as { released: boolean }).released;
+    return this.channel.release(this.id);
   }
 
   async kill(): Promise<void> {

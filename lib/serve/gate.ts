@@ -236,12 +236,14 @@ export class GateSession implements HoldCaller {
         throw new CapabilityError('NOT_PERMITTED', `token ${tokenId} may not ${method} (it needs the ${verb.cls} capability)`, { tokenId, verb: method, needs: verb.cls });
       }
       if (drive !== null) requireDrive(scope, tokenId, drive, scope.allowIds === undefined ? undefined : this.gate.allowIdOf(drive));
-      // An operator's take-over holds every other caller's input off (observers read on).
-      if (verb.cls === 'drive' && drive !== null) this.gate.holds.check(drive, this, method);
       // A standby that took over serves while it re-attaches: a call waits for the drive it names
       // (a call naming none, for every drive); nothing to wait for once they are all re-attached.
       const adoption = this.gate.driver.adoption(drive ?? undefined);
       if (adoption) await adoption;
+      // An operator's take-over holds every other caller's input off (observers read on). Checked
+      // after the wait: a holder's hold asked again of this host (it waits too) that was asked
+      // before this input is in force by then.
+      if (verb.cls === 'drive' && drive !== null) this.gate.holds.check(drive, this, method);
       const ctx: VerbContext = {
         driver: this.gate.driver,
         identity: this.identity,
