@@ -10,14 +10,13 @@
  * (2 here) counts both and refuses it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, rmSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { findProcesses, readStat } from '../../backends/process/process-tree.js';
 import { isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { killGone, processesMentioning } from '../helpers.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { killServe, startServe, type ServeProcess } from './harness.js';
+import { endServeSuite, killServe, startServe, type ServeProcess } from './harness.js';
 
 let dir: string;
 let dataDir: string;
@@ -42,10 +41,7 @@ afterAll(async () => {
       /* gone */
     }
   }
-  for (const c of clients) await c.close();
-  for (const h of hosts) await killServe(h);
-  killGone(processesMentioning(dataDir));
-  rmSync(dir, { recursive: true, force: true });
+  await endServeSuite({ clients, hosts, dataDir, dir });
 });
 
 /** Settles to 'pending' when `p` has not settled by the time the event loop has turned a few times. */

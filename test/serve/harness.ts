@@ -62,3 +62,26 @@ export async function killServe(s: ServeProcess, signal: NodeJS.Signals = 'SIGKI
   if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill(signal);
   await s.exited;
 }
+
+/** Resolves once a `serve --standby` process says it waits on the serving host (rejects after `ms`). */
+export function standbyWaiting(s: ServeProcess, ms = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the standby never said it waits: ${s.stderr()}`)), ms);
+    const check = (): void => {
+      if (!/standby: pid \d+ serves; waiting/.test(s.stderr())) return;
+      clearTimeout(timer);
+      s.child.stderr?.off('data', check);
+      resolve();
+    };
+    s.child.stderr?.on('data', check);
+    check();
+  });
+}
+
+/** After a suite of serve processes: clients closed, hosts killed, anything still naming the data dir killed, `dir` removed. */
+export async function endServeSuite(o: { readonly clients: readonly { close(): Promise<void> }[]; readonly hosts: readonly ServeProcess[]; readonly dataDir: string; readonly dir: string }): Promise<void> {
+  for (const c of o.clients) await c.close();
+  for (const h of o.hosts) await killServe(h);
+  killGone(processesMentioning(o.dataDir));
+  rmSync(o.dir, { recursive: true, force: true });
+}

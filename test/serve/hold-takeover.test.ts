@@ -17,9 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { TmuxDriveError } from '../../lib/common/errors.js';
-import { killGone, processesMentioning } from '../helpers.js';
 import { CLI, ensureBuilt, testSetup } from '../cli/dist.js';
-import { BASH_ARGS, killServe, startServe, type ServeProcess } from './harness.js';
+import { BASH_ARGS, endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
 
 let dir: string;
 let dataDir: string;
@@ -27,19 +26,6 @@ let config: string;
 const hosts: ServeProcess[] = [];
 const clients: Client[] = [];
 
-function standbyWaiting(s: ServeProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the standby never said it waits: ${s.stderr()}`)), 20_000);
-    const check = (): void => {
-      if (!/standby: pid \d+ serves; waiting/.test(s.stderr())) return;
-      clearTimeout(timer);
-      s.child.stderr?.off('data', check);
-      resolve();
-    };
-    s.child.stderr?.on('data', check);
-    check();
-  });
-}
 
 async function outcome(p: Promise<unknown>): Promise<string | TmuxDriveError> {
   return p.then(
@@ -72,10 +58,7 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const c of clients) await c.close();
-  for (const h of hosts) await killServe(h);
-  killGone(processesMentioning(dataDir));
-  rmSync(dir, { recursive: true, force: true });
+  await endServeSuite({ clients, hosts, dataDir, dir });
 });
 
 describe('an operator hold across a standby takeover', () => {

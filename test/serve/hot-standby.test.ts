@@ -11,16 +11,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import type { JournalItem } from '../../lib/client/remote-drive.js';
 import { Journal } from '../../journal/journal.js';
 import { findProcesses, processTree, readStat } from '../../backends/process/process-tree.js';
 import { isControlAttachArgv, isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { killGone, processesMentioning } from '../helpers.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { killServe, startServe, type ServeProcess } from './harness.js';
+import { endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
 
 let dir: string;
 let dataDir: string;
@@ -72,19 +70,6 @@ function observersOf(pid: number, drive: string): number[] {
   return findProcesses((cmdline) => isObserverAttachArgv(cmdline.split('\0'), socketOf(drive))).filter((p) => readStat(p)?.ppid === pid);
 }
 
-function standbyWaiting(s: ServeProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the standby never said it waits: ${s.stderr()}`)), 20_000);
-    const check = (): void => {
-      if (!/standby: pid \d+ serves; waiting/.test(s.stderr())) return;
-      clearTimeout(timer);
-      s.child.stderr?.off('data', check);
-      resolve();
-    };
-    s.child.stderr?.on('data', check);
-    check();
-  });
-}
 
 /** Drivable: a typed echo's answer is seen on the drive's screen. */
 async function drivable(c: Client, drive: string, tag: string): Promise<void> {
@@ -103,10 +88,7 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const c of clients) await c.close();
-  for (const h of hosts) await killServe(h);
-  killGone(processesMentioning(dataDir));
-  rmSync(dir, { recursive: true, force: true });
+  await endServeSuite({ clients, hosts, dataDir, dir });
 });
 
 describe('a hot standby', () => {

@@ -7,7 +7,6 @@
  * has one tmux server, one bash, one control client (the new host's) and its lease names the new host.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import type { JournalItem } from '../../lib/client/remote-drive.js';
@@ -15,9 +14,8 @@ import type { HostInfo } from '../../lib/wire/protocol.js';
 import { Journal } from '../../journal/journal.js';
 import { findProcesses, processTree } from '../../backends/process/process-tree.js';
 import { isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { killGone, processesMentioning } from '../helpers.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { killServe, startServe, type ServeProcess } from './harness.js';
+import { endServeSuite, standbyWaiting, startServe, type ServeProcess } from './harness.js';
 
 let dir: string;
 let dataDir: string;
@@ -46,19 +44,6 @@ function census(drive: string): { servers: number; bashes: number; controlClient
   return { servers: servers.length, bashes: bashes.length, controlClients: controlClients.length };
 }
 
-function standbyWaiting(s: ServeProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the standby never said it waits: ${s.stderr()}`)), 15_000);
-    const check = (): void => {
-      if (!/standby: pid \d+ serves; waiting/.test(s.stderr())) return;
-      clearTimeout(timer);
-      s.child.stderr?.off('data', check);
-      resolve();
-    };
-    s.child.stderr?.on('data', check);
-    check();
-  });
-}
 
 beforeAll(() => {
   ensureBuilt();
@@ -66,10 +51,7 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const c of clients) await c.close();
-  for (const h of hosts) await killServe(h);
-  killGone(processesMentioning(dataDir));
-  rmSync(dir, { recursive: true, force: true });
+  await endServeSuite({ clients, hosts, dataDir, dir });
 });
 
 describe('a standby host', () => {
