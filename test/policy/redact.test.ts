@@ -5,18 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { REDACTION_KINDS, redactSecrets, redactTerminalChunks, redactTerminalText, redactionMarker, type RedactionKind } from '../../lib/policy/redact.js';
+import { b62 } from '../fake-secrets.js';
 
 // Fake values, assembled so that no line of this file is itself a scannable token.
-const b62 = (n: number, seed = 7): string => {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let x = seed;
-  let s = '';
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    s += alphabet[x % 62];
-  }
-  return s;
-};
 const hex = (n: number, seed = 3): string => {
   let x = seed;
   let s = '';

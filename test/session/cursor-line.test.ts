@@ -4,19 +4,8 @@
  * caller's request counted like a read.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { b62 } from '../fake-secrets.js';
 import { spawnSession, type SpawnSession } from './spawn-session.js';
-
-// Fake values, assembled so that no line of this file is itself a scannable token.
-const b62 = (n: number, seed = 7): string => {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  let x = seed;
-  let s = '';
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    s += alphabet[x % 62];
-  }
-  return s;
-};
 
 /** Prints `text` with no newline after it, then echoes what is typed until EOF (the tty echoes). */
 const printThenRead = (text: string): string[] => ['/usr/bin/python3', '-c', `import sys\nsys.stdout.write(${JSON.stringify(text)})\nsys.stdout.flush()\nsys.stdin.read()`];
