@@ -114,8 +114,12 @@ describe('tmux-drive CLI across processes', () => {
 
   it('a drive that ended between commands is never listed live; prune ends its kept server and forgets it', async () => {
     // Ends 3 s after create, while no CLI process holds it; nonzero, so its server is kept.
-    expect((await td('create', '--allow', 'bash', '--name', 'ends', '--', '--norc', '--noprofile', '-c', 'sleep 3; exit 5')).status).toBe(0);
-    await new Promise((r) => setTimeout(r, 4000));
+    const program = 'sleep 3; exit 5 # ends-between-commands';
+    expect((await td('create', '--allow', 'bash', '--name', 'ends', '--', '--norc', '--noprofile', '-c', program)).status).toBe(0);
+    // Until the program is gone (its 3 s start late on a loaded machine), without a CLI holding it.
+    const deadline = Date.now() + 20_000;
+    do await new Promise((r) => setTimeout(r, 500));
+    while (spawnSync('pgrep', ['-f', `^[^ ]*bash --norc --noprofile -c ${program}$`]).status === 0 && Date.now() < deadline);
     const listed = JSON.parse((await td('list', '--json')).stdout) as { sessions: { id: string; state: string; exit?: { code: number } }[] };
     expect(listed.sessions.find((x) => x.id === 'ends')).toMatchObject({ state: 'exited', exit: { code: 5 } });
     const again = JSON.parse((await td('list', '--json')).stdout) as { sessions: { id: string; state: string }[] };
