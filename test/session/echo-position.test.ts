@@ -48,16 +48,20 @@ describe.each(['tmux', 'spawn'] as const)('echo by position on the %s backend', 
     // Closed also when an assertion fails, so that a retry can make its drive under the same name.
     try {
       await s.wait({ forText: '$ ' });
+      // Each step types only once the prompt it types at shows, and both prompts come 0.3 s late,
+      // so that a step that does not wait for its prompt fails every run, not one run in thirty.
+      // (It did: typed before bash's prompt, a line is echoed twice, by the terminal at once and by
+      // readline after its prompt; that second echo holds "Name: " and is output to a wait, so the
+      // word was typed before read's prompt and echoed after it, not where it was typed.)
       // Fill the screen so that what follows scrolls it.
-      await s.sendText('seq 1 20', { submit: true });
-      await s.wait({ forText: /^20$/m });
+      await s.sendText('seq 1 20; sleep 0.3', { submit: true });
+      await s.wait({ forText: /^20\n\$ $/m });
       // read -n 19 takes the keys as they come and returns after the word's 19th character, with
       // no Enter: the word is typed but not submitted, then five lines scroll its row up.
-      await s.sendText('read -n 19 -p "Name: " n; echo; seq 101 105', { submit: true });
-      await s.wait({ forText: 'Name: ' });
+      await s.sendText('sleep 0.3; read -n 19 -p "Name: " n; echo; seq 101 105', { submit: true });
+      await s.wait({ forText: /^Name: $/m });
       await s.sendText('Zebedee-unique-word');
       const r = await s.wait({ forText: 'Zebedee-unique-word', timeoutMs: 3000 });
-      // The screen in the message: this failed now and then in whole-suite runs on the spawn backend.
       expect(r.outcome, JSON.stringify(s.read().content)).toBe('timeout');
       const rows = s.read().content.split('\n');
       const echoRow = rows.findIndex((row) => row.includes('Name: Zebedee-unique-word'));
