@@ -61,22 +61,37 @@ interface LibraryStats {
   queued: number;
 }
 
-/** Resolves with the time the grid first shows `expected` on the cursor row. */
-function gridShows(s: Session, expected: string, stats: LibraryStats): Promise<number> {
+/**
+ * This process's CPU (user + system, µs) from just before a key is sent to the moment its echo is
+ * seen, each side's check after it left out. Latency on two shared cores moves with the load; CPU
+ * spent on the round trip much less, and CPU is what delays tmux, bash and the echo there.
+ */
+const cpuNow = (): number => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+interface Seen {
+  readonly at: number;
+  readonly cpu: number;
+}
+
+/** Resolves with the time (and CPU) the grid first shows `expected` on the cursor row. */
+function gridShows(s: Session, expected: string, stats: LibraryStats): Promise<Seen> {
   return new Promise((resolve) => {
     let looking = false;
-    const done = (t: number): void => {
+    const done = (seen: Seen): void => {
       sub.dispose();
-      resolve(t);
+      resolve(seen);
     };
     const look = (): void => {
-      if (cursorRow(s) === expected) done(performance.now());
+      if (cursorRow(s) === expected) done({ at: performance.now(), cpu: cpuNow() });
       else setImmediate(look);
     };
     const sub = s.on('output', () => {
-      const t = performance.now(); // before read(): its own cost is not the library's latency
+      // Before the check: its own cost is not the library's latency.
+      const seen = { at: performance.now(), cpu: cpuNow() };
       if (looking) return;
-      if (cursorRow(s) === expected) return done(t);
+      if (cursorRow(s) === expected) return done(seen);
       stats.queued += 1;
       looking = true;
       setImmediate(look);
@@ -84,15 +99,16 @@ function gridShows(s: Session, expected: string, stats: LibraryStats): Promise<n
   });
 }
 
-/** One key into the library's drive: the time until its grid shows it (`i` x's on the line). */
-async function libraryKey(s: Session, i: number, stats: LibraryStats): Promise<number> {
+/** One key into the library's drive: the time (and CPU) until its grid shows it (`i` x's on the line). */
+async function libraryKey(s: Session, i: number, stats: LibraryStats): Promise<Seen> {
   const expected = `$ ${'x'.repeat(i)}`;
+  const cpu0 = cpuNow();
   const t0 = performance.now();
   const shown = gridShows(s, expected, stats);
   const sent = s.sendText('x');
-  const t1 = await withTimeout(shown, 'library');
+  const seen = await withTimeout(shown, 'library');
   await sent;
-  return t1 - t0;
+  return { at: seen.at - t0, cpu: seen.cpu - cpu0 };
 }
 
 async function libraryClear(s: Session): Promise<void> {
@@ -110,7 +126,7 @@ const settle = (): Promise<void> => sleep(SETTLE_MS);
  * the floor's own figure moved with what the process had done just before (0.19–0.32 ms p50 after
  * library blocks that read() the whole screen per key, 0.38–0.42 ms after light ones, 2026-12-02).
  */
-async function pairedBlock(s: Session, floor: ControlFloor, keys: number, stats: LibraryStats, lib?: number[], raw?: number[]): Promise<void> {
+async function pairedBlock(s: Session, floor: ControlFloor, keys: number, stats: LibraryStats, lib?: Seen[], raw?: Seen[]): Promise<void> {
   for (let i = 1; i <= keys; i++) {
     if (i % 2 === 1) {
       const l = await libraryKey(s, i, stats);
@@ -132,7 +148,7 @@ async function pairedBlock(s: Session, floor: ControlFloor, keys: number, stats:
 }
 
 class ControlFloor {
-  private waiter: ((t: number) => void) | undefined;
+  private waiter: ((seen: Seen) => void) | undefined;
   constructor(private readonly server: BaselineServer) {}
   client: ControlClient | undefined;
 
@@ -141,20 +157,21 @@ class ControlFloor {
     if (event.data.includes(X)) {
       const w = this.waiter;
       this.waiter = undefined;
-      w(performance.now());
+      w({ at: performance.now(), cpu: cpuNow() });
     }
   };
 
-  /** One key: the time until tmux's %output carries its echo. */
-  async key(): Promise<number> {
+  /** One key: the time (and CPU) until tmux's %output carries its echo. */
+  async key(): Promise<Seen> {
     const client = this.client;
     if (!client) throw new Error('control floor: not attached');
-    const seen = new Promise<number>((resolve) => (this.waiter = resolve));
+    const seen = new Promise<Seen>((resolve) => (this.waiter = resolve));
+    const cpu0 = cpuNow();
     const t0 = performance.now();
     const sent = client.batch(encodeSendText(this.server.pane, 'x'));
-    const t1 = await withTimeout(seen, 'control floor');
+    const echo = await withTimeout(seen, 'control floor');
     await sent;
-    return t1 - t0;
+    return { at: echo.at - t0, cpu: echo.cpu - cpu0 };
   }
 
   async clear(): Promise<void> {
@@ -205,16 +222,20 @@ export const echoLatency: Benchmark = {
       await pollingBlock(pollServer, 5, undefined);
       stats.queued = 0;
 
-      const lib: number[] = [];
-      const raw: number[] = [];
+      const libSeen: Seen[] = [];
+      const rawSeen: Seen[] = [];
       const poll: number[] = [];
       for (let b = 0; b < blocks; b++) {
         opts.log(`echo-latency: block ${b + 1}/${blocks}`);
-        await pairedBlock(session, floor, BLOCK_KEYS, stats, lib, raw);
+        await pairedBlock(session, floor, BLOCK_KEYS, stats, libSeen, rawSeen);
         await pollingBlock(pollServer, pollKeys, poll);
       }
+      const lib = libSeen.map((k) => k.at);
+      const raw = rawSeen.map((k) => k.at);
       const L = percentiles(lib);
       const F = percentiles(raw);
+      const libCpu = percentiles(libSeen.map((k) => k.cpu));
+      const rawCpu = percentiles(rawSeen.map((k) => k.cpu));
       const P = percentiles(poll);
       return {
         name: 'echo-latency',
@@ -234,10 +255,11 @@ export const echoLatency: Benchmark = {
         ],
         notes: [
           `echoes whose bytes reached the session before the mirror's grid showed them (queued parse, not the sync path): ${stats.queued} of ${lib.length}`,
+          `this process's CPU per key, send → echo seen (µs, p50 / p90): library ${libCpu.p50.toFixed(0)} / ${libCpu.p90.toFixed(0)}, floor ${rawCpu.p50.toFixed(0)} / ${rawCpu.p90.toFixed(0)} (less load-sensitive than the latency: the lever on two shared cores)`,
           'the library figure includes sendText\'s own work before the send (screen snapshot for echo removal, transcript append)',
           'baselines run bash on their own tmux server with the same generated config, unsandboxed',
         ],
-        detail: { library: L, floor: F, polling: P, samplesMs: { library: lib, floor: raw, polling: poll } },
+        detail: { library: L, floor: F, polling: P, cpuUs: { library: libCpu, floor: rawCpu }, samplesMs: { library: lib, floor: raw, polling: poll } },
       };
     });
   },

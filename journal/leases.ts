@@ -77,7 +77,7 @@ export class Leases {
 
   /** Throws LEASE_LOST unless `token` is the session's current, held token. */
   check(sessionId: string, token: number): void {
-    const version = this.q.dataVersion.get()?.data_version ?? -1;
+    const version = this.q.dataVersion.get() ?? -1;
     const seen = this.verified.get(sessionId);
     if (seen !== undefined && seen.token === token && seen.version === version) return;
     this.verified.delete(sessionId);

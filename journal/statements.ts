@@ -89,8 +89,11 @@ export interface Statements {
   readonly insertLease: Statement<[string, number, number, string | null, number]>;
   readonly takeLease: Statement<[number, number, number, string | null, number, string]>;
   readonly releaseLease: Statement<[number, string, number]>;
-  /** Changes when another connection commits to the file (never for this connection's own writes). */
-  readonly dataVersion: Statement<[], { data_version: number }>;
+  /**
+   * Changes when another connection commits to the file (never for this connection's own writes).
+   * Plucked (the value, not a row object): it runs before every keystroke.
+   */
+  readonly dataVersion: Statement<[], number>;
 }
 
 const COLUMNS = SESSION_COLUMNS.join(', ');
@@ -128,6 +131,7 @@ const SQL: { readonly [K in keyof Statements]: string } = {
 export function prepareStatements(db: Database.Database): Statements {
   const prepared: Record<string, Database.Statement> = {};
   for (const [name, sql] of Object.entries(SQL)) prepared[name] = db.prepare(sql);
+  prepared.dataVersion?.pluck();
   // The parameter and row types are declarations (as with db.prepare<P, R>): the table above is complete.
   return prepared as unknown as Statements;
 }
