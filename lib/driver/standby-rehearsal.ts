@@ -6,7 +6,12 @@
  * 114 ms cold and ≈ 20 ms once the same code had run. The rehearsal runs that code on scratch
  * mirrors, one per turn of the event loop (a takeover that starts meanwhile stops it), then
  * drops them. It touches no drive, no tmux and no journal.
+ *
+ * Before that, the standby makes the terminals the takeover's mirrors will take (spare terminals,
+ * lib/emulator/headless.ts: prepareTerminals), one per drive it will re-attach, one per turn: a
+ * takeover then makes no terminal.
  */
+import { dropSpareTerminals, prepareSpareTerminal, spareTerminals } from '../emulator/headless.js';
 import { Mirror } from '../emulator/mirror.js';
 
 /** Mirrors made: enough for V8 to compile the paths a takeover of many drives runs. */
@@ -30,7 +35,8 @@ export async function rehearseTakeover(size: RehearsalSize, stopped: () => boole
     // Each round in a turn of its own, the first too: the standby's lock wait starts before it.
     await new Promise((resolve) => setImmediate(resolve));
     if (stopped()) break;
-    const mirror = new Mirror({ cols: size.cols, rows: size.rows, scrollback: size.scrollback });
+    // One line more than a drive's: a spare terminal made for a drive is not taken here.
+    const mirror = new Mirror({ cols: size.cols, rows: size.rows, scrollback: size.scrollback + 1 });
     try {
       mirror.write(SAMPLE);
       mirror.digest();
@@ -44,4 +50,23 @@ export async function rehearseTakeover(size: RehearsalSize, stopped: () => boole
     }
   }
   return round;
+}
+
+/**
+ * Makes spare terminals of the size a takeover's mirrors start at, one per turn of the event loop,
+ * until `wanted()` are ready or `stopped()`; resolves with how many it made.
+ */
+export async function prepareTerminals(size: RehearsalSize, wanted: () => number, stopped: () => boolean): Promise<number> {
+  let made = 0;
+  for (;;) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (stopped() || spareTerminals().ready >= wanted()) return made;
+    if (!prepareSpareTerminal(size.cols, size.rows, size.scrollback)) return made;
+    made++;
+  }
+}
+
+/** The spares not taken are let go (the takeover is done, or the standby stopped). */
+export function dropTerminals(): void {
+  dropSpareTerminals();
 }
