@@ -44,7 +44,7 @@ export class Leases {
 
   /**
    * See Journal.acquireLeases: every lease decided in ONE transaction (a takeover takes all its
-   * drives at once: one commit and one fsync instead of one each).
+   * drives at once: one commit instead of one per drive).
    */
   acquireAll(sessionIds: readonly string[], holder: LeaseHolder): Map<string, Lease | LeaseError> {
     const mine = new Map(sessionIds.map((id) => [id, this.held.get(id)]));

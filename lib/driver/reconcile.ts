@@ -74,8 +74,8 @@ export async function reconcile(ctx: ReconcileContext, records: readonly Session
   const ours = records.filter((r) => !heldElsewhere.has(r.id));
   const observed = (r: SessionRecord): boolean => ctx.observers?.get(r.id)?.isClosed === false;
   // A few at a time, the observed drives first (a few commands on a client already attached,
-  // no process to start): each drive's own work (its lease, its Session and mirror, the capture
-  // rebuilt) is synchronous CPU, so a bounded pool lets the first drives finish, and be driven,
+  // no process to start): each drive's own work (its Session, the capture rebuilt into its mirror)
+  // is synchronous CPU, so a bounded pool lets the first drives finish, and be driven,
   // while later ones are still waiting, instead of every drive waiting for the slowest.
   const queue = [...ours.filter(observed), ...ours.filter((r) => !observed(r))];
   let next = 0;

@@ -168,6 +168,10 @@ export interface PreparedTakeover<D> {
  */
 export class PreparedStandby<D> {
   private used = false;
+  /** Spare terminals are being made (one per turn) for the drives known now. */
+  private preparing = false;
+  /** The size the takeover's mirrors start at (set by rehearse()). */
+  private spareSize: RehearsalSize | undefined;
 
   /** @internal */
   constructor(
@@ -176,10 +180,6 @@ export class PreparedStandby<D> {
     /** Driver.open with the observers (D is the Driver: this file does not import it, which imports this). */
     private readonly open: (prepared: PreparedTakeover<D>) => Promise<D>,
   ) {}
-
-  /** Spares are being made (one per turn) for the drives known now. */
-  private preparing = false;
-  private spareSize: RehearsalSize | undefined;
 
   /**
    * Makes the terminals the takeover's drives' mirrors will take (one per drive known now, and one
