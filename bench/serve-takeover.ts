@@ -37,7 +37,7 @@ export const serveTakeover: Benchmark = {
         { label: 'double drives and journal gaps', value: r.violations.length, unit: 'violations', target: '0', met: r.violations.length === 0 },
         { label: 'calls lost in flight (HOST_LOST)', value: r.lostCalls, unit: 'calls' },
       ],
-      notes: ['a hot standby: every live drive observed while it waits (read-only, no output); the takeover takes the leases and adopts those clients (no tmux -C started)', ...r.violations.slice(0, 5)],
+      notes: ['a hot standby: every live drive observed while it waits (read-only, no output) and its mirror\'s terminal made; the takeover takes the leases in one transaction and adopts those clients (no tmux -C started, no terminal made)', ...r.violations.slice(0, 5)],
       detail: r,
     };
   },

@@ -22,7 +22,7 @@
  */
 import { realpathSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { JournalError, type LeaseHolder } from './journal-error.js';
+import { JournalError, type LeaseError, type LeaseHolder } from './journal-error.js';
 import { DIGEST, KEY_NAME, checkInteger, checkKind, checkOneOf, checkSessionId, checkString, decodeTags, encodeTags, reject, type MachineTags } from './machine-values.js';
 import { Leases } from './leases.js';
 import { openDatabase } from './open-database.js';
@@ -270,6 +270,21 @@ export class Journal {
     // Another process may have appended since this one last looked: continue after its seqs.
     this.rows.forgetSeq(sessionId);
     return lease;
+  }
+
+  /**
+   * acquireLease for many sessions in ONE IMMEDIATE transaction (a takeover takes every drive at
+   * once): each id maps to its Lease, or to the LEASE_HELD error acquireLease would have thrown.
+   */
+  acquireLeases(sessionIds: readonly string[], holder: LeaseHolder): Map<string, Lease | LeaseError> {
+    this.assertOpen();
+    for (const id of sessionIds) checkSessionId('sessionIds', id);
+    if (typeof holder !== 'object' || holder === null) reject('holder', holder, 'a lease holder { pid, startTime }');
+    checkInteger('holder.pid', holder.pid, 1);
+    checkInteger('holder.startTime', holder.startTime, 0);
+    const leases = this.leases.acquireAll(sessionIds, holder);
+    for (const id of sessionIds) this.rows.forgetSeq(id);
+    return leases;
   }
 
   /** Throws LEASE_LOST unless `token` is the session's current, held token. Call before any input. */

@@ -38,29 +38,59 @@ export class Leases {
   acquire(sessionId: string, holder: LeaseHolder): Lease {
     const mine = this.held.get(sessionId);
     this.verified.delete(sessionId);
-    const outcome = this.buffer.write((): Acquired => {
-      const row = this.q.lease.get(sessionId);
+    const outcome = this.buffer.write(() => this.decide(sessionId, holder, mine, this.now(), bootId()));
+    return this.settle(sessionId, outcome);
+  }
+
+  /**
+   * See Journal.acquireLeases: every lease decided in ONE transaction (a takeover takes all its
+   * drives at once: one commit instead of one per drive).
+   */
+  acquireAll(sessionIds: readonly string[], holder: LeaseHolder): Map<string, Lease | LeaseError> {
+    const mine = new Map(sessionIds.map((id) => [id, this.held.get(id)]));
+    for (const id of sessionIds) this.verified.delete(id);
+    const outcomes = this.buffer.write(() => {
       const at = this.now();
       const boot = bootId();
-      if (!row) {
-        this.q.insertLease.run(sessionId, holder.pid, holder.startTime, boot, at);
-        return { token: 1 };
-      }
-      if (row.holder_pid === null || row.holder_start === null) {
-        this.q.takeLease.run(row.token + 1, holder.pid, holder.startTime, boot, at, sessionId);
-        return { token: row.token + 1 };
-      }
-      if (mine === row.token) return { token: mine };
-      const previous = { pid: row.holder_pid, startTime: row.holder_start };
-      const sameBoot = row.holder_boot === null || boot === null || row.holder_boot === boot;
-      if (sameBoot && isHolderAlive(previous)) return { refusedBy: previous, token: row.token };
-      const token = row.token + 1;
-      this.q.takeLease.run(token, holder.pid, holder.startTime, boot, at, sessionId);
-      const sid = this.q.seqOf.get(sessionId)?.sid ?? null;
-      this.q.insertIncident.run(sid, 'lease_takeover', at, encodeTags({ prev_pid: previous.pid, prev_token: row.token, token }));
-      this.buffer.countIncidentWritten();
-      return { token, previous };
+      return sessionIds.map((id) => this.decide(id, holder, mine.get(id), at, boot));
     });
+    const result = new Map<string, Lease | LeaseError>();
+    sessionIds.forEach((id, i) => {
+      try {
+        result.set(id, this.settle(id, outcomes[i] as Acquired));
+      } catch (err) {
+        if (!(err instanceof LeaseError)) throw err;
+        result.set(id, err);
+      }
+    });
+    return result;
+  }
+
+  /** Inside a write: takes the session's lease unless a live process holds it. */
+  private decide(sessionId: string, holder: LeaseHolder, mine: number | undefined, at: number, boot: string | null): Acquired {
+    const row = this.q.lease.get(sessionId);
+    if (!row) {
+      this.q.insertLease.run(sessionId, holder.pid, holder.startTime, boot, at);
+      return { token: 1 };
+    }
+    if (row.holder_pid === null || row.holder_start === null) {
+      this.q.takeLease.run(row.token + 1, holder.pid, holder.startTime, boot, at, sessionId);
+      return { token: row.token + 1 };
+    }
+    if (mine === row.token) return { token: mine };
+    const previous = { pid: row.holder_pid, startTime: row.holder_start };
+    const sameBoot = row.holder_boot === null || boot === null || row.holder_boot === boot;
+    if (sameBoot && isHolderAlive(previous)) return { refusedBy: previous, token: row.token };
+    const token = row.token + 1;
+    this.q.takeLease.run(token, holder.pid, holder.startTime, boot, at, sessionId);
+    const sid = this.q.seqOf.get(sessionId)?.sid ?? null;
+    this.q.insertIncident.run(sid, 'lease_takeover', at, encodeTags({ prev_pid: previous.pid, prev_token: row.token, token }));
+    this.buffer.countIncidentWritten();
+    return { token, previous };
+  }
+
+  /** After the write committed: the lease held, or LEASE_HELD naming who holds it. */
+  private settle(sessionId: string, outcome: Acquired): Lease {
     if ('refusedBy' in outcome) {
       const by = outcome.refusedBy;
       throw new LeaseError(

@@ -4,7 +4,7 @@
  * is one call each wherever the driver does it (create, reconcile, the journal binding).
  */
 import { SessionError } from '../common/errors.js';
-import { currentHolder, type Journal } from '../../journal/journal.js';
+import { LeaseError, currentHolder, type Journal } from '../../journal/journal.js';
 
 export class LeaseBook {
   private readonly tokens = new Map<string, number>();
@@ -14,6 +14,19 @@ export class LeaseBook {
   /** Takes the drive's lease for this process; throws LeaseError LEASE_HELD when a live process holds it. */
   acquire(id: string): void {
     this.tokens.set(id, this.journal.acquireLease(id, currentHolder()).token);
+  }
+
+  /**
+   * Takes the leases of `ids` in one journal transaction (a takeover's drives); returns the ids a
+   * live process holds (not taken).
+   */
+  acquireAll(ids: readonly string[]): Set<string> {
+    const heldElsewhere = new Set<string>();
+    for (const [id, lease] of this.journal.acquireLeases(ids, currentHolder())) {
+      if (lease instanceof LeaseError) heldElsewhere.add(id);
+      else this.tokens.set(id, lease.token);
+    }
+    return heldElsewhere;
   }
 
   /** Lets the drive go, so that another host may take it; nothing when this process does not hold it. */

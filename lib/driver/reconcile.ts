@@ -8,7 +8,7 @@
 import { TmuxDriveError } from '../common/errors.js';
 import type { Session } from '../session/session.js';
 import type { BackendListener, DriveBackend } from '../session/backend.js';
-import { LeaseError, NON_TERMINAL_STATES, type Journal, type JournalEvent, type SessionRecord } from '../../journal/journal.js';
+import { NON_TERMINAL_STATES, type Journal, type JournalEvent, type SessionRecord } from '../../journal/journal.js';
 import type { BackendFactory } from './backend-factory.js';
 import type { LeaseBook } from './lease-book.js';
 import type { SessionFactory } from './session-factory.js';
@@ -67,12 +67,17 @@ export function reconcileTargets(journal: Journal, which: 'all' | readonly strin
  * that drive alone).
  */
 export async function reconcile(ctx: ReconcileContext, records: readonly SessionRecord[], settled?: (id: string) => void): Promise<void> {
+  // Every lease in one journal transaction, before any drive is re-attached; a drive another
+  // live host holds is left to it.
+  const heldElsewhere = records.length > 0 ? ctx.leases.acquireAll(records.map((r) => r.id)) : new Set<string>();
+  for (const id of heldElsewhere) settled?.(id);
+  const ours = records.filter((r) => !heldElsewhere.has(r.id));
   const observed = (r: SessionRecord): boolean => ctx.observers?.get(r.id)?.isClosed === false;
   // A few at a time, the observed drives first (a few commands on a client already attached,
-  // no process to start): each drive's own work (its lease, its Session and mirror, the capture
-  // rebuilt) is synchronous CPU, so a bounded pool lets the first drives finish, and be driven,
+  // no process to start): each drive's own work (its Session, the capture rebuilt into its mirror)
+  // is synchronous CPU, so a bounded pool lets the first drives finish, and be driven,
   // while later ones are still waiting, instead of every drive waiting for the slowest.
-  const queue = [...records.filter(observed), ...records.filter((r) => !observed(r))];
+  const queue = [...ours.filter(observed), ...ours.filter((r) => !observed(r))];
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let rec = queue[next++]; rec; rec = queue[next++]) {
@@ -88,12 +93,7 @@ export async function reconcile(ctx: ReconcileContext, records: readonly Session
 
 async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<void> {
   const { journal, backends } = ctx;
-  try {
-    ctx.leases.acquire(rec.id);
-  } catch (err) {
-    if (err instanceof LeaseError && err.code === 'LEASE_HELD') return; // another live host drives it
-    throw err;
-  }
+  // Its lease is taken (reconcile).
   const { session } = ctx.sessions.make({
     id: rec.id,
     allowId: rec.allowId,

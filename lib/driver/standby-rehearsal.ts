@@ -1,13 +1,19 @@
 /**
  * A waiting standby rehearses the CPU work of its takeover, once, while it waits. A new Node
  * process runs the emulator's code cold (interpreted, without type feedback), and at takeover
- * every drive makes two terminals (its mirror, then the one its capture is rebuilt into) and
- * parses its screen, on the takeover's clock: measured here, 20 mirrors made and written took
- * 114 ms cold and ≈ 20 ms once the same code had run. The rehearsal runs that code on scratch
- * mirrors, one per turn of the event loop (a takeover that starts meanwhile stops it), then
- * drops them. It touches no drive, no tmux and no journal.
+ * every drive's mirror parses its rebuilt screen, and its first input and first verdict read that
+ * screen, on the takeover's clock: measured here, 20 mirrors made and written took 114 ms cold and
+ * ≈ 20 ms once the same code had run. The rehearsal runs that code on scratch mirrors, one per
+ * turn of the event loop (a takeover that starts meanwhile stops it), then drops them. It touches
+ * no drive, no tmux and no journal.
+ *
+ * Before that, the standby makes the terminals the takeover's mirrors will take (spare terminals,
+ * lib/emulator/headless.ts: prepareTerminals), one per drive it will re-attach, one per turn: a
+ * takeover then makes no terminal, and rebuilds each capture into that one (Mirror.rebuild).
  */
+import { dropSpareTerminals, prepareSpareTerminal, spareTerminals } from '../emulator/headless.js';
 import { Mirror } from '../emulator/mirror.js';
+import { classify } from '../perceive/status.js';
 
 /** Mirrors made: enough for V8 to compile the paths a takeover of many drives runs. */
 const ROUNDS = 24;
@@ -30,11 +36,18 @@ export async function rehearseTakeover(size: RehearsalSize, stopped: () => boole
     // Each round in a turn of its own, the first too: the standby's lock wait starts before it.
     await new Promise((resolve) => setImmediate(resolve));
     if (stopped()) break;
-    const mirror = new Mirror({ cols: size.cols, rows: size.rows, scrollback: size.scrollback });
+    // One line more than a drive's: a spare terminal made for a drive is not taken here.
+    const mirror = new Mirror({ cols: size.cols, rows: size.rows, scrollback: size.scrollback + 1 });
     try {
       mirror.write(SAMPLE);
       mirror.digest();
-      mirror.snapshot({ format: 'text' });
+      // The first input's and the first verdict's reads: a cursor mark and rows (the input
+      // baseline), the text and the cells classified (the engine's rules; a drive's profile adds
+      // its own).
+      const mark = mirror.markCursorRow();
+      mirror.visibleRows(mark.visibleRow() ?? 0, mirror.rows, true);
+      mark.dispose();
+      classify({ snapshot: { ...mirror.snapshot({ format: 'text' }), cells: mirror.cells().cells }, now: round, lastOutputAt: 0 });
       // A rebuild replaces the terminal: the same path as reset().
       mirror.reset();
       mirror.write(SAMPLE);
@@ -44,4 +57,23 @@ export async function rehearseTakeover(size: RehearsalSize, stopped: () => boole
     }
   }
   return round;
+}
+
+/**
+ * Makes spare terminals of the size a takeover's mirrors start at, one per turn of the event loop,
+ * until `wanted()` are ready or `stopped()`; resolves with how many it made.
+ */
+export async function prepareTerminals(size: RehearsalSize, wanted: () => number, stopped: () => boolean): Promise<number> {
+  let made = 0;
+  for (;;) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (stopped() || spareTerminals().ready >= wanted()) return made;
+    if (!prepareSpareTerminal(size.cols, size.rows, size.scrollback)) return made;
+    made++;
+  }
+}
+
+/** The spares not taken are let go (the takeover is done, or the standby stopped). */
+export function dropTerminals(): void {
+  dropSpareTerminals();
 }

@@ -17,7 +17,7 @@ import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
 import { findOutcome, type EarlierOutcome } from './reconcile.js';
-import { rehearseTakeover, type RehearsalSize } from './standby-rehearsal.js';
+import { dropTerminals, prepareTerminals, rehearseTakeover, type RehearsalSize } from './standby-rehearsal.js';
 
 /** An observer as the backend factory makes it (backends/ is imported by backend-factory.ts alone). */
 type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
@@ -47,6 +47,7 @@ export class StandbyObservers {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Each drive's journal as read at start (the takeover reads only the events after). */
   readonly earlier = new Map<string, EarlierOutcome>();
+  private readonly observedListeners = new Set<() => void>();
 
   private constructor(private readonly backends: BackendFactory) {}
 
@@ -81,6 +82,18 @@ export class StandbyObservers {
     return this.observers;
   }
 
+  /** Drives the takeover will re-attach as known now: the journal's live ones at start, and those observed since. */
+  get expected(): number {
+    let later = 0;
+    for (const name of this.observers.keys()) if (!this.earlier.has(name)) later++;
+    return this.earlier.size + later;
+  }
+
+  /** Tells `listener` each time a drive is observed. */
+  onObserved(listener: () => void): void {
+    this.observedListeners.add(listener);
+  }
+
   /** The takeover begins: no new observers from here on (a drive created now is re-attached cold). */
   stopWatching(): void {
     this.watcher?.close();
@@ -110,6 +123,7 @@ export class StandbyObservers {
       const observer = await this.backends.observeLocal(name);
       if (this.stopped) return void (await observer.detach());
       this.observers.set(name, observer);
+      for (const listener of this.observedListeners) listener();
       const socketAtAttach = socketInode(this.backends.socketPathFor(name));
       observer.onEnded(() => {
         if (this.observers.get(name) === observer) this.observers.delete(name);
@@ -154,6 +168,10 @@ export interface PreparedTakeover<D> {
  */
 export class PreparedStandby<D> {
   private used = false;
+  /** Spare terminals are being made (one per turn) for the drives known now. */
+  private preparing = false;
+  /** The size the takeover's mirrors start at (set by rehearse()). */
+  private spareSize: RehearsalSize | undefined;
 
   /** @internal */
   constructor(
@@ -163,9 +181,29 @@ export class PreparedStandby<D> {
     private readonly open: (prepared: PreparedTakeover<D>) => Promise<D>,
   ) {}
 
-  /** Runs the takeover's emulator code on scratch mirrors while waiting (standby-rehearsal.ts). */
+  /**
+   * Makes the terminals the takeover's drives' mirrors will take (one per drive known now, and one
+   * more for each drive observed later), then runs the takeover's emulator code on scratch mirrors
+   * (standby-rehearsal.ts). Spares first: a holder may die a moment after the standby started.
+   */
   rehearse(size: RehearsalSize): void {
-    void rehearseTakeover(size, () => this.used).catch(() => undefined); // an optimisation: its failure changes nothing
+    this.spareSize = size;
+    this.observers.onObserved(() => void this.prepareSpares().catch(() => undefined));
+    // An optimisation: its failure changes nothing.
+    void this.prepareSpares()
+      .then(() => rehearseTakeover(size, () => this.used))
+      .catch(() => undefined);
+  }
+
+  private async prepareSpares(): Promise<void> {
+    const size = this.spareSize;
+    if (!size || this.preparing || this.used) return;
+    this.preparing = true;
+    try {
+      await prepareTerminals(size, () => this.observers.expected, () => this.used);
+    } finally {
+      this.preparing = false;
+    }
   }
 
   /** Drives observed now (each one's takeover skips starting a control client). */
@@ -188,6 +226,7 @@ export class PreparedStandby<D> {
       this.journal.close(); // idempotent: a Driver that was made closed it already
       throw err;
     } finally {
+      dropTerminals();
       await this.observers.close();
     }
   }
@@ -196,6 +235,7 @@ export class PreparedStandby<D> {
   async close(): Promise<void> {
     if (this.used) return;
     this.used = true;
+    dropTerminals();
     await this.observers.close();
     this.journal.close();
   }

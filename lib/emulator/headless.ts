@@ -116,7 +116,57 @@ export interface CreatedTerminal {
 /** Where the emulator's own log lines go (never the host's console). */
 export type EmulatorLog = (level: 'warn' | 'error', message: string) => void;
 
+/**
+ * Terminals made ahead of need, by geometry. A standby's takeover makes one mirror per drive at
+ * once, on its clock (≈ 4 ms a terminal warm, with its garbage); the waiting standby makes them
+ * beforehand instead (lib/driver/standby.ts) and createTerminal hands one out when the geometry
+ * matches. A spare is never written or read before it is handed out (a new terminal in every
+ * respect); its log lines go where the taker says from then on. Process-wide and bounded.
+ */
+const spares = new Map<string, { readonly made: CreatedTerminal; readonly sink: { log?: EmulatorLog } }[]>();
+let spareCount = 0;
+/** Spares handed out since the process started (a takeover's mirrors took them). */
+let sparesHandedOut = 0;
+const MAX_SPARES = 256;
+const geometry = (cols: number, rows: number, scrollback: number): string => `${cols}x${rows}+${scrollback}`;
+
+/** Makes one spare terminal of this geometry; false when the pool is full. */
+export function prepareSpareTerminal(cols: number, rows: number, scrollback: number): boolean {
+  if (spareCount >= MAX_SPARES) return false;
+  const sink: { log?: EmulatorLog } = {};
+  const made = makeTerminal(cols, rows, scrollback, sink);
+  const key = geometry(cols, rows, scrollback);
+  const list = spares.get(key) ?? [];
+  list.push({ made, sink });
+  spares.set(key, list);
+  spareCount++;
+  return true;
+}
+
+/** Spare terminals not handed out yet (`ready`), and handed out since the process started. */
+export function spareTerminals(): { readonly ready: number; readonly handedOut: number } {
+  return { ready: spareCount, handedOut: sparesHandedOut };
+}
+
+/** Disposes every spare not handed out (the takeover is over, or the standby stops). */
+export function dropSpareTerminals(): void {
+  for (const list of spares.values()) for (const { made } of list) made.term.dispose();
+  spares.clear();
+  spareCount = 0;
+}
+
 export function createTerminal(cols: number, rows: number, scrollback: number, log?: EmulatorLog): CreatedTerminal {
+  const spare = spares.get(geometry(cols, rows, scrollback))?.pop();
+  if (spare) {
+    spareCount--;
+    sparesHandedOut++;
+    if (log) spare.sink.log = log;
+    return spare.made;
+  }
+  return makeTerminal(cols, rows, scrollback, log ? { log } : {});
+}
+
+function makeTerminal(cols: number, rows: number, scrollback: number, sink: { log?: EmulatorLog }): CreatedTerminal {
   const quiet = (): void => undefined;
   const term = new Terminal({
     cols,
@@ -126,7 +176,7 @@ export function createTerminal(cols: number, rows: number, scrollback: number, l
     // xterm.js logs to `console` by default: a program printing DEL bytes made it write ~770 bytes
     // of parser state to the host's stderr per byte. Its lines go to the owner, or nowhere.
     logLevel: 'warn',
-    logger: { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => log?.('warn', m), error: (m: string) => log?.('error', m) },
+    logger: { trace: quiet, debug: quiet, info: quiet, warn: (m: string) => sink.log?.('warn', m), error: (m: string) => sink.log?.('error', m) },
   });
   // The addon typings are written against @xterm/xterm's Terminal; the headless one is the same
   // object model for what the serializer uses.

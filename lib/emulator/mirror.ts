@@ -78,6 +78,12 @@ export class Mirror {
   readonly #filter = new TmuxInputFilter();
   readonly #log: EmulatorLog;
   #terminal: CreatedTerminal;
+  /**
+   * The terminal is still as createTerminal made it (nothing written, resized or marked): a rebuild
+   * of its size writes into it instead of making another (a takeover rebuilds every drive's fresh
+   * mirror at once, and a terminal costs ≈ 4 ms and its garbage).
+   */
+  #pristine = true;
   #seq = 0;
   /**
    * The last digest and the seq it was taken at. Every grid change (bytes, resize, rebuild, reset)
@@ -171,6 +177,7 @@ export class Mirror {
    */
   write(pane: Uint8Array): void {
     if (this.#disposed || pane.length === 0) return;
+    this.#pristine = false;
     // Valid until the next push: parsed now, or copied into the queue.
     const data = this.#filter.push(pane);
     if (data.length === 0) return;
@@ -225,6 +232,7 @@ export class Mirror {
   /** Applies in stream order: after the bytes written before it, before those written after. */
   resize(cols: number, rows: number): void {
     if (this.#disposed) return;
+    this.#pristine = false;
     const { internals } = this.#terminal;
     if (internals && this.#queue.scheduled && !this.#queue.idle) {
       this.#queue.resize(cols, rows, false);
@@ -266,6 +274,7 @@ export class Mirror {
     // filter they leave it in tmux's parser state, so the next %output continues them.
     this.#filter.reset();
     const pending = this.#filter.push(capture.pending).slice();
+    this.#pristine = false;
     rebuildInto(
       {
         beforePending: () => {
@@ -306,6 +315,7 @@ export class Mirror {
    */
   markCursorRow(): RowMark {
     const terminal = this.#open();
+    this.#pristine = false;
     const { term } = terminal;
     const alternate = this.alternate;
     const marker = term.registerMarker(0);
@@ -393,6 +403,8 @@ export class Mirror {
 
   #replaceTerminal(cols: number, rows: number): void {
     this.#retire(cols, rows);
+    if (this.#pristine && cols === this.#terminal.term.cols && rows === this.#terminal.term.rows) return;
+    this.#pristine = true;
     const old = this.#terminal;
     this.#terminal = createTerminal(cols, rows, this.#scrollback, this.#log);
     old.term.dispose();

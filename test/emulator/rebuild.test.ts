@@ -24,6 +24,26 @@ afterEach(() => {
 });
 
 describe('rebuild from a snapshot', () => {
+  it('a fresh mirror rebuilt in place (its first terminal kept) equals one whose terminal is replaced', () => {
+    const st = state({ historySize: 1, cursorX: 5, cursorY: 1 });
+    const capture = { cols: st.paneWidth, rows: st.paneHeight, pending: bytes('\x1b[3'), main: bytes('h\n\x1b[1;31m$ red\x1b[0m\n\n\n\n'), state: st };
+    const fresh = new Mirror({ cols: st.paneWidth, rows: st.paneHeight, scrollback: 100 });
+    const used = new Mirror({ cols: st.paneWidth, rows: st.paneHeight, scrollback: 100 });
+    const marked = new Mirror({ cols: st.paneWidth, rows: st.paneHeight, scrollback: 100 });
+    mirrors.push(fresh, used, marked);
+    used.write(bytes('\x1b[?1049h\x1b[7mjunk\x1b[5;3r\x1b[?25l'));
+    const mark = marked.markCursorRow();
+    for (const m of [fresh, used, marked]) m.rebuild(capture);
+    // A mark taken before a rebuild is lost (the grid it marked is gone), on a mirror never written too.
+    expect(mark.visibleRow()).toBeUndefined();
+    for (const other of [used, marked]) {
+      expect(fresh.snapshot({ format: 'ansi', scrollback: 'all' })).toEqual(other.snapshot({ format: 'ansi', scrollback: 'all' }));
+      expect(fresh.digest()).toBe(other.digest());
+    }
+    for (const m of [fresh, used]) m.write(bytes('1mX'));
+    expect(fresh.cells()).toEqual(used.cells());
+  });
+
   it('writes history and screen without a final line break, so nothing scrolls', () => {
     const m = rebuilt({ main: 'h1\nh2\n$ one\n$ two\n\n\n$ ' }, state({ historySize: 2, cursorY: 4 }));
     expect(m.snapshot({ format: 'text', scrollback: 'all' })).toMatchObject({ scrollbackLines: 2, lines: ['$ one', '$ two', '', '', '$'] });

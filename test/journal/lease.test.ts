@@ -89,6 +89,32 @@ describe('leases in one process', () => {
     ]);
   });
 
+  it('acquireLeases takes many in one commit: free and dead-held ones taken (incident), a live-held one refused as acquireLease would', () => {
+    const me = currentHolder();
+    const impostor = { pid: me.pid, startTime: me.startTime + 7 };
+    const other = openJournal();
+    other.upsertSession(sessionInput(tmp.dir, 'dead-held'));
+    expect(other.acquireLease('dead-held', impostor).token).toBe(1);
+    expect(other.acquireLease('live-held', me).token).toBe(1);
+    const a = openJournal();
+    const commitsBefore = a.stats().commits;
+    const got = a.acquireLeases(['free', 'dead-held', 'live-held'], me);
+    expect(a.stats().commits - commitsBefore).toBe(1);
+    expect(got.get('free')).toEqual({ token: 1 });
+    expect(got.get('dead-held')).toEqual({ token: 2, takenOverFrom: impostor });
+    const refused = got.get('live-held');
+    expect(refused).toBeInstanceOf(LeaseError);
+    expect(refused).toMatchObject({ code: 'LEASE_HELD', holder: me, currentToken: 1 });
+    a.checkLease('free', 1);
+    a.checkLease('dead-held', 2);
+    // The refused lease is untouched: still the other instance's token.
+    expect(a.lease('live-held')).toMatchObject({ token: 1, holder: me });
+    other.checkLease('live-held', 1);
+    expect(a.incidents({ sessionId: 'dead-held' })).toMatchObject([{ kind: 'lease_takeover', tags: { prev_pid: me.pid, prev_token: 1, token: 2 } }]);
+    // Taken again by the same instance: its own tokens, no new ones.
+    expect(a.acquireLeases(['free', 'dead-held'], me)).toEqual(new Map([['free', { token: 1 }], ['dead-held', { token: 2 }]]));
+  });
+
   it('the check before each keystroke sees another connection take the lease after it last read the row', () => {
     const a = openJournal();
     a.upsertSession(sessionInput(tmp.dir, 'drive-1'));

@@ -4,7 +4,9 @@
  * handle, no timer): a standby that waits for days holds only its observers and the lock wait.
  */
 import { describe, expect, it } from 'vitest';
-import { rehearseTakeover } from '../../lib/driver/standby-rehearsal.js';
+import { dropTerminals, prepareTerminals, rehearseTakeover } from '../../lib/driver/standby-rehearsal.js';
+import { Mirror } from '../../lib/emulator/mirror.js';
+import { spareTerminals } from '../../lib/emulator/headless.js';
 
 const SIZE = { cols: 80, rows: 24, scrollback: 1000 };
 
@@ -29,5 +31,26 @@ describe('the standby rehearsal', () => {
     let checks = 0;
     expect(await rehearseTakeover(SIZE, () => ++checks > 3)).toBe(3);
     expect(await rehearseTakeover(SIZE, () => true)).toBe(0);
+  });
+
+  it('makes the spare terminals wanted, one per turn, which the rehearsal does not take and a drive-sized mirror does; dropped after', async () => {
+    const before = spareTerminals();
+    expect(await prepareTerminals(SIZE, () => before.ready + 3, () => false)).toBe(3);
+    expect(await prepareTerminals(SIZE, () => before.ready + 3, () => false)).toBe(0);
+    expect(await rehearseTakeover(SIZE, () => false)).toBeGreaterThan(0);
+    expect(spareTerminals()).toEqual({ ready: before.ready + 3, handedOut: before.handedOut });
+    const mirror = new Mirror(SIZE);
+    try {
+      expect(spareTerminals()).toEqual({ ready: before.ready + 2, handedOut: before.handedOut + 1 });
+      mirror.write(new TextEncoder().encode('$ spare'));
+      expect(mirror.snapshot({ format: 'text' }).lines[0]).toBe('$ spare');
+    } finally {
+      mirror.dispose();
+    }
+    dropTerminals();
+    expect(spareTerminals().ready).toBe(0);
+    let checks = 0;
+    expect(await prepareTerminals(SIZE, () => 10, () => ++checks > 1)).toBe(1);
+    dropTerminals();
   });
 });
