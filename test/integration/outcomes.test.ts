@@ -21,6 +21,21 @@ function record(s: Session): { outcomes: DriveOutcome[]; notes: Notification[]; 
   return out;
 }
 
+/** Resolves at the session's next `event`; rejects when none comes within `ms`. */
+function next(s: Session, event: 'heartbeat', ms = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`no ${event} within ${ms} ms`));
+    }, ms);
+    const sub = s.on(event, () => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    });
+  });
+}
+
 /** Pids of the tmux server of a drive: its `start-server` command line names the socket. */
 function serverPids(socket: string): number[] {
   const pids: number[] = [];
@@ -220,10 +235,16 @@ describe('heartbeats and notify policies', () => {
   });
 
   it('terminal: outcomes only, no heartbeats or routine attention', async () => {
-    const t = await openDriver([allow('sh', '/bin/sh')], { drive: { heartbeatNotifyMs: 200, notify: 'terminal' } });
+    const t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })], { drive: { heartbeatNotifyMs: 200, notify: 'terminal' }, worker: { stuckMs: 60_000 } });
     try {
-      const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'sleep 0.7; exit 0'] });
+      const s = await t.driver.create({ allowId: 'bash', args: BASH });
       const r = record(s);
+      // The drive ends only once a heartbeat came: a program that ended on its own clock (sleep 0.7)
+      // ended before the first beat when create was slow under load (1.7 s seen), and the beat
+      // this test needs to see withheld never came. Its end is routine attention (exited).
+      await s.wait({ forText: '$ ' });
+      await next(s, 'heartbeat');
+      await s.sendText('exit 0', { submit: true });
       await s.wait({ forExit: true, timeoutMs: 10_000 });
       await sleep(200);
       expect(r.beats.length).toBeGreaterThanOrEqual(1);
