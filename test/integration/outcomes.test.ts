@@ -21,6 +21,21 @@ function record(s: Session): { outcomes: DriveOutcome[]; notes: Notification[]; 
   return out;
 }
 
+/** Resolves at the session's next `event`; rejects when none comes within `ms`. */
+function next(s: Session, event: 'heartbeat', ms = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`no ${event} within ${ms} ms`));
+    }, ms);
+    const sub = s.on(event, () => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve();
+    });
+  });
+}
+
 /** Pids of the tmux server of a drive: its `start-server` command line names the socket. */
 function serverPids(socket: string): number[] {
   const pids: number[] = [];
@@ -36,6 +51,9 @@ function serverPids(socket: string): number[] {
   return pids;
 }
 
+// A drive whose end the test records ends when the test says (Enter to its `read`), after its
+// listeners are on: a program that ended on its own clock (sleep 0.2-1) ended before create()
+// returned when create was slow under load (1.5 s seen), and its outcome went unrecorded.
 describe('drive outcomes', () => {
   let t: TestDriver;
   beforeAll(async () => {
@@ -44,8 +62,9 @@ describe('drive outcomes', () => {
   afterAll(async () => t.cleanup());
 
   it('a program that exits 0 has exactly one outcome, done, journaled with machine tags', async () => {
-    const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'echo hi; sleep 0.3; exit 0'], name: 'ok0' });
+    const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'echo hi; read x; exit 0'], name: 'ok0' });
     const r = record(s);
+    await s.sendKeys('Enter');
     await s.wait({ forExit: true, timeoutMs: 10_000 });
     await sleep(300);
     expect(r.outcomes).toHaveLength(1);
@@ -58,8 +77,9 @@ describe('drive outcomes', () => {
   });
 
   it('a nonzero exit is failed (nonzero_exit)', async () => {
-    const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'sleep 1; exit 3'], name: 'bad3' });
+    const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'read x; exit 3'], name: 'bad3' });
     const r = record(s);
+    await s.sendKeys('Enter');
     await s.wait({ forExit: true, timeoutMs: 10_000 });
     await sleep(200);
     expect(r.outcomes).toHaveLength(1);
@@ -220,10 +240,16 @@ describe('heartbeats and notify policies', () => {
   });
 
   it('terminal: outcomes only, no heartbeats or routine attention', async () => {
-    const t = await openDriver([allow('sh', '/bin/sh')], { drive: { heartbeatNotifyMs: 200, notify: 'terminal' } });
+    const t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })], { drive: { heartbeatNotifyMs: 200, notify: 'terminal' }, worker: { stuckMs: 60_000 } });
     try {
-      const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'sleep 0.7; exit 0'] });
+      const s = await t.driver.create({ allowId: 'bash', args: BASH });
       const r = record(s);
+      // The drive ends only once a heartbeat came: a program that ended on its own clock (sleep 0.7)
+      // ended before the first beat when create was slow under load (1.7 s seen), and the beat
+      // this test needs to see withheld never came. Its end is routine attention (exited).
+      await s.wait({ forText: '$ ' });
+      await next(s, 'heartbeat');
+      await s.sendText('exit 0', { submit: true });
       await s.wait({ forExit: true, timeoutMs: 10_000 });
       await sleep(200);
       expect(r.beats.length).toBeGreaterThanOrEqual(1);
@@ -236,8 +262,9 @@ describe('heartbeats and notify policies', () => {
   it('none: nothing for done, but an escalation still fires', async () => {
     const t = await openDriver([allow('sh', '/bin/sh'), allow('bash', '/bin/bash', { env: { PS1: '$ ' } })], { drive: { notify: 'none' }, worker: { stuckMs: 60_000 } });
     try {
-      const ok = await t.driver.create({ allowId: 'sh', args: ['-c', 'sleep 0.2; exit 0'] });
+      const ok = await t.driver.create({ allowId: 'sh', args: ['-c', 'read x; exit 0'] });
       const r1 = record(ok);
+      await ok.sendKeys('Enter');
       await ok.wait({ forExit: true, timeoutMs: 10_000 });
       await sleep(200);
       expect(r1.outcomes).toHaveLength(1);
@@ -267,12 +294,15 @@ describe('the cost limit', () => {
   it('a reading above maxCostUsd escalates (needs-you, cost_limit) and stops the drive', async () => {
     const t = await openDriver([allow('costly', '/usr/bin/python3')], { drive: { maxCostUsd: 0.25 }, worker: { stuckMs: 60_000 } }, { profileDirs: [dir] });
     try {
-      const s = await t.driver.create({ allowId: 'costly', args: ['-c', 'import time\nprint("Cost: $0.10", flush=True)\ntime.sleep(1)\nprint("Cost: $0.42", flush=True)\ntime.sleep(60)'], name: 'spender' });
+      // The second reading comes when the test says (Enter), not 1 s after the first: under load
+      // the idle wait outlasted that second and the first reading was never seen alone.
+      const s = await t.driver.create({ allowId: 'costly', args: ['-c', 'import time\nprint("Cost: $0.10", flush=True)\ninput()\nprint("Cost: $0.42", flush=True)\ntime.sleep(60)'], name: 'spender' });
       const r = record(s);
       await s.wait({ forText: '$0.10' });
       await s.wait({ forIdleMs: 400 });
       expect(s.cost).toBe(0.1);
       expect(r.outcomes).toEqual([]);
+      await s.sendKeys('Enter');
       const deadline = Date.now() + 10_000;
       while (s.lifecycle === 'live' && Date.now() < deadline) await sleep(50);
       expect(r.outcomes).toEqual([expect.objectContaining({ outcome: 'needs-you', reason: 'cost_limit', costUsd: 0.42 })]);

@@ -7,8 +7,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { b62 } from '../fake-secrets.js';
 import { spawnSession, type SpawnSession } from './spawn-session.js';
 
-/** Prints `text` with no newline after it, then echoes what is typed until EOF (the tty echoes). */
-const printThenRead = (text: string): string[] => ['/usr/bin/python3', '-c', `import sys\nsys.stdout.write(${JSON.stringify(text)})\nsys.stdout.flush()\nsys.stdin.read()`];
+/**
+ * Prints `text` with no newline after it, then echoes what is typed until EOF (the tty echoes). It
+ * prints 0.3 s late, so that a test that does not wait for its text fails every run (a wait for
+ * 200 ms of quiet failed now and then under load: python had printed nothing yet).
+ */
+const printThenRead = (text: string): string[] => ['/usr/bin/python3', '-c', `import sys, time\ntime.sleep(0.3)\nsys.stdout.write(${JSON.stringify(text)})\nsys.stdout.flush()\nsys.stdin.read()`];
 
 /** The rows read() shows from `first`, `count` of them (digest mode: right-trimmed). */
 const readRows = (d: SpawnSession, first: number, count: number): string => d.session.read({ mode: 'full' }).content.split('\n').slice(first, first + count).join('\n');
@@ -49,7 +53,7 @@ describe('Session.cursorLine', () => {
     const tail = b62(70, 6);
     open = await spawnSession(printThenRead(`$ cat key\n-----BEGIN OPENSSH PRIVATE KEY-----\n${b62(70, 5)}\n${tail}`));
     const s = open.session;
-    await s.wait({ forIdleMs: 200, timeoutMs: 5000 });
+    await s.wait({ forText: tail, timeoutMs: 5000 }); // its last text: the cursor is after it
     expect(s.read({ redact: false }).content).toContain(tail); // the secret is on the screen
     const line = s.cursorLine();
     expect(line.firstRow).toBe(3);
@@ -63,7 +67,8 @@ describe('Session.cursorLine', () => {
     const token = `ghp_${b62(36, 15)}`;
     open = await spawnSession(printThenRead(`export GH=${token}`));
     const s = open.session;
-    await s.wait({ forIdleMs: 200, timeoutMs: 5000 });
+    // Its text, not 200 ms of quiet: python starting slower than that under load printed nothing yet.
+    await s.wait({ forText: token, timeoutMs: 5000 });
     expect(s.cursorLine({ redact: false }).text).toBe(`export GH=${token}`);
     const line = s.cursorLine();
     expect(line.text).not.toContain(token.slice(4, 16));

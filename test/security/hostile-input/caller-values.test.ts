@@ -27,6 +27,13 @@ const PROBE = [
   'os.rename(p + ".part", p)',
 ].join('\n');
 
+/**
+ * The probe, then it waits for a key that never comes: the CLI's `kill` (a new process) must find
+ * it live. A probe that exited at once ended while `create`'s process still held the drive now and
+ * then (under load), its row became `exited`, and `kill` then exited 1 (SESSION_NOT_FOUND).
+ */
+const PROBE_THEN_WAIT = `${PROBE}\nsys.stdin.buffer.read(1)`;
+
 interface Probed {
   readonly cwd: string;
   readonly pwd: string | null;
@@ -157,7 +164,7 @@ describe('a hostile cwd through the CLI and the MCP server (dist/)', () => {
 
   it('tmux-drive create --cwd "#(touch …)": the program starts there, nothing runs', async () => {
     const cwd = `#(touch ${mark('cli')})`;
-    const created = await runCli(['--data-dir', dataDir, '--config', config, 'create', '--allow', 'python3', '--name', 'cli', '--cwd', cwd, '--', '-c', PROBE, 'cli.json']);
+    const created = await runCli(['--data-dir', dataDir, '--config', config, 'create', '--allow', 'python3', '--name', 'cli', '--cwd', cwd, '--', '-c', PROBE_THEN_WAIT, 'cli.json']);
     expect(created.status, created.stderr).toBe(0);
     const workspace = realpathSync(join(dataDir, 'workspace'));
     await waitForFile(join(workspace, 'cli.json'));
