@@ -130,11 +130,20 @@ export class DriveSignals {
     return Math.max(this.lastOutputAt, this.lastChangeAt);
   }
 
+  /** Why this session no longer holds its drive (killed, detached, lost), or undefined. */
+  closedError(): SessionError | undefined {
+    const phase = this.#phase;
+    if (this.#evictedBecause !== undefined && phase !== 'live') return new SessionError('SESSION_CLOSED', `session ${this.id} was ended by a cap (${this.#evictedBecause})`, { id: this.id });
+    if (phase === 'killed' || phase === 'detached') return new SessionError('SESSION_CLOSED', `session ${this.id} was ${phase}; open it again through the driver`, { id: this.id });
+    if (phase === 'lost') return new SessionError('SESSION_CLOSED', `session ${this.id} lost its drive (${this.#lostReason ?? 'unknown'})`, { id: this.id });
+    return undefined;
+  }
+
   /** The backend for input: only while the program runs. */
   liveBackend(): DriveBackend {
+    const closed = this.closedError();
+    if (closed) throw closed;
     const phase = this.#phase;
-    if (phase === 'killed' || phase === 'detached') throw new SessionError('SESSION_CLOSED', `session ${this.id} was ${phase}; open it again through the driver`, { id: this.id });
-    if (phase === 'lost') throw new SessionError('SESSION_CLOSED', `session ${this.id} lost its drive (${this.#lostReason ?? 'unknown'})`, { id: this.id });
     if (phase === 'exited') throw new SessionError('SESSION_EXITED', `the program of session ${this.id} has exited (code ${this.#exit?.code ?? 'none'}, signal ${this.#exit?.signal ?? 'none'})`, { id: this.id });
     if (!this.backend) throw new SessionError('SESSION_CLOSED', `session ${this.id} is not connected`, { id: this.id });
     return this.backend;

@@ -202,6 +202,7 @@ export class Session {
 
   read(opts: ReadOptions = {}): ReadResult {
     this.gate.countRequest();
+    this.assertMirror();
     return this.reader.read(opts);
   }
 
@@ -212,6 +213,7 @@ export class Session {
    */
   cursorLine(opts: { readonly redact?: boolean } = {}): CursorLine {
     this.gate.countRequest();
+    this.assertMirror();
     return this.reader.cursorLine(opts);
   }
 
@@ -222,6 +224,7 @@ export class Session {
 
   async wait(opts: WaitOptions = {}): Promise<WaitResult> {
     this.gate.countRequest();
+    this.assertMirror();
     return this.waits.wait(opts);
   }
 
@@ -389,6 +392,11 @@ export class Session {
   }
 
   // ---- internals -----------------------------------------------------------------------------
+
+  /** A session that let go of its mirror says why (killed, detached, evicted), not "the mirror is disposed". */
+  private assertMirror(): void {
+    if (this.mirrorReleased) throw this.ctx.signals.closedError() ?? new SessionError('SESSION_CLOSED', `session ${this.id} is closed`, { id: this.id });
+  }
 
   private releaseMirror(): void {
     this.ctx.mirror.dispose();

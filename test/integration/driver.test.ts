@@ -43,6 +43,9 @@ describe.each(['tmux', 'spawn'] as const)('a drive of bash on the %s backend', (
     expect(existsSync(socket)).toBe(false);
     expect(t.driver.list()[0]?.state).toBe('exited');
     await expect(s.sendText('x')).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
+    // Reads and waits on a killed session say why, not that some inner part is gone.
+    expect(() => s.read()).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED', message: expect.stringContaining('was killed') }));
+    await expect(s.wait({ forText: 'x' })).rejects.toMatchObject({ code: 'SESSION_CLOSED', message: expect.stringContaining('was killed') });
   });
 
   it('reports the exit code and signal of the program', async () => {

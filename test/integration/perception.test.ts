@@ -138,15 +138,21 @@ describe('the idle reaper', () => {
   it('evicts an idle drive after idleTtlMs, and never a CPU-busy one or one whose screen keeps changing', async () => {
     const t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })], { worker: { idleTtlMs: 1500, stuckMs: 60_000 } });
     try {
-      const idle = await t.driver.create({ allowId: 'bash', args: BASH, name: 'idle' });
+      // Each busy drive is set going as soon as its prompt shows, and the idle one is made last: on
+      // a loaded machine three creates can outlast idleTtlMs, and a drive still at its first prompt
+      // by then is rightly reaped (the idle one was, before its own wait: "the mirror is disposed").
       const busy = await t.driver.create({ allowId: 'bash', args: BASH, name: 'busy' });
-      const ticking = await t.driver.create({ allowId: 'bash', args: BASH, name: 'ticking' });
-      for (const s of [idle, busy, ticking]) await s.wait({ forText: '$ ' });
+      await busy.wait({ forText: '$ ' });
       await busy.sendText('while :; do :; done', { submit: true });
+      const ticking = await t.driver.create({ allowId: 'bash', args: BASH, name: 'ticking' });
+      await ticking.wait({ forText: '$ ' });
       await ticking.sendText('while :; do date +%N; sleep 0.3; done', { submit: true });
+      const idle = await t.driver.create({ allowId: 'bash', args: BASH, name: 'idle' });
+      await idle.wait({ forText: '$ ' });
       await new Promise((r) => setTimeout(r, 1500 + 2500));
       const states = Object.fromEntries(t.driver.list().map((i) => [i.id, i]));
       expect(states.idle).toMatchObject({ state: 'failed', reason: 'evicted:worker.idlettlms' });
+      expect(() => idle.read()).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED', message: expect.stringContaining('evicted') }));
       expect(states.busy?.state).toBe('live');
       expect(states.ticking?.state).toBe('live');
     } finally {
