@@ -178,7 +178,7 @@ export class Mirror {
   write(pane: Uint8Array): void {
     if (this.#disposed || pane.length === 0) return;
     this.#pristine = false;
-    // Valid until the next push: parsed now, or copied into the queue.
+    // Valid until the next push (it may be `pane` itself): parsed now, or copied into the queue.
     const data = this.#filter.push(pane);
     if (data.length === 0) return;
     const { internals } = this.#terminal;

@@ -154,7 +154,7 @@ describe('Mirror: bytes in', () => {
 
   it('on the parse scheduler, a read right after a streaming write sees every byte (the gathering batch is parsed first)', () => {
     const m = mirror({ scheduler: systemParseScheduler });
-    // More than the streaming threshold at once: the batch gathers (up to 250 ms) instead of parsing.
+    // More than the streaming threshold at once: the batch gathers (up to 1 s) instead of parsing.
     for (let i = 0; i < 40; i++) m.write(bytes(Array.from({ length: 100 }, (_, k) => `\rrow ${i * 100 + k} ${'x'.repeat(20)}\n`).join('')));
     m.write(bytes('\rlast line'));
     expect(m.backlogBytes).toBeGreaterThan(0);

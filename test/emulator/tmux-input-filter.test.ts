@@ -85,6 +85,18 @@ describe('TmuxInputFilter: what tmux acts on, canonical, and nothing else', () =
     );
   });
 
+  it('keeps its state across a chunk of plain text passed whole: REP, a character left open', () => {
+    const f = new TmuxInputFilter();
+    const chunk = unescapeBytes('ab');
+    expect(f.push(chunk)).toBe(chunk);
+    expect(text(f.push(unescapeBytes('\\x1b[2b')))).toBe('\x1b[<98;2b');
+    expect(text(f.push(unescapeBytes('x\\x0d\\x0a')))).toBe('x\r\n');
+    expect(text(f.push(unescapeBytes('\\x1b[2b')))).toBe('');
+    expect(text(f.push(unescapeBytes('\\xe4\\xb8')))).toBe('');
+    expect(text(f.push(unescapeBytes('z')))).toBe('z');
+    expect(text(f.push(unescapeBytes('\\xad')))).toBe('');
+  });
+
   it('buffers nothing of a string sequence: 20 MB of unterminated OSC then DCS, then the terminator', () => {
     const f = new TmuxInputFilter();
     const chunk = new Uint8Array(64 * 1024).fill(0x41);

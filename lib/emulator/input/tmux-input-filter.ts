@@ -86,20 +86,30 @@ export class TmuxInputFilter implements TmuxInputFilterState {
     this.#last = -1;
   }
 
-  /** The bytes of `data` the emulator should parse. The result is only valid until the next call. */
+  /**
+   * The bytes of `data` the emulator should parse. The result is only valid until the next call,
+   * and may be `data` itself (a chunk of plain text passes unchanged): do not write to it.
+   */
   push(data: Uint8Array): Uint8Array {
+    if (this.#state === State.Ground) {
+      // Bulk output is mostly plain text: passed as it came, with no copy and no view made.
+      const end = plainEnd(data, 0);
+      if (end === data.length) {
+        if (end > 0) this.#afterPlain(data[end - 1] as number);
+        return data;
+      }
+    }
     this.#at = 0;
     this.#reserve(data.length + 16);
     let i = 0;
     while (i < data.length) {
       if (this.#state === State.Ground) {
-        // Runs of printable ASCII go through untouched (input_print).
+        // Printable ASCII (input_print), CR and LF (input_c0_dispatch) go through untouched.
         const start = i;
-        while (i < data.length && (data[i] as number) >= 0x20 && (data[i] as number) < 0x7f) i++;
+        i = plainEnd(data, i);
         if (i > start) {
           this.#bytes(data, start, i);
-          this.#last = data[i - 1] as number;
-          this.#utf8Size = 0;
+          this.#afterPlain(data[i - 1] as number);
           continue;
         }
       }
@@ -107,6 +117,12 @@ export class TmuxInputFilter implements TmuxInputFilterState {
       i++;
     }
     return this.#out.subarray(0, this.#at);
+  }
+
+  /** After a plain run ending with `b`: a character in progress is dropped, and REP repeats `b` only if printable. */
+  #afterPlain(b: number): void {
+    this.#last = b >= 0x20 ? b : -1;
+    this.#utf8Size = 0;
   }
 
   #byte(ch: number): void {
@@ -357,8 +373,12 @@ export class TmuxInputFilter implements TmuxInputFilterState {
 
   #bytes(src: Uint8Array, from: number, to: number): void {
     this.#reserve(to - from);
-    if (to - from < 32) {
-      for (let i = from; i < to; i++) this.#out[this.#at++] = src[i] as number;
+    // A line's worth is copied by hand: `set` needs a view of the source, an allocation per run.
+    if (to - from < 512) {
+      const out = this.#out;
+      let at = this.#at;
+      for (let i = from; i < to; i++) out[at++] = src[i] as number;
+      this.#at = at;
       return;
     }
     this.#out.set(src.subarray(from, to), this.#at);
@@ -369,6 +389,18 @@ export class TmuxInputFilter implements TmuxInputFilterState {
     this.#reserve(s.length);
     for (let i = 0; i < s.length; i++) this.#out[this.#at++] = s.charCodeAt(i);
   }
+}
+
+/** The end of the run of plain text (printable ASCII, CR, LF) from `from`: bytes the ground state passes unchanged. */
+function plainEnd(data: Uint8Array, from: number): number {
+  const n = data.length;
+  let i = from;
+  while (i < n) {
+    const b = data[i] as number;
+    if (b >= 0x20 ? b >= 0x7f : b !== 0x0d && b !== 0x0a) break;
+    i++;
+  }
+  return i;
 }
 
 function decodeUtf8(b: Uint8Array, size: number): number {
