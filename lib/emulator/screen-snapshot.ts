@@ -113,11 +113,14 @@ function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number)
   if (!line) return '';
   // Only the cells up to the last one with content can show anything (the rest read as blanks,
   // trimmed). xterm's own trimmed translation finds that end without a call per cell: empty, the
-  // row is blank; all ASCII, each cell it stepped over was one column wide (a wide character is
-  // not ASCII), so its length is that end. Otherwise every cell is looked at.
+  // row is blank. Otherwise every cell is looked at.
   const translated = line.translateToString(true);
   if (translated === '') return '';
-  const end = isAscii(translated) ? translated.length : line.length;
+  // All ASCII: no wide character, so no column was stepped over and each cell gave one character
+  // (an empty one a space): the translation is the row (the input baseline after every keystroke
+  // reads the prompt row this way, with no call and no string per cell).
+  if (isAscii(translated)) return translated.replace(/ +$/, '');
+  const end = line.length;
   const cell = buffer.getNullCell();
   let text = '';
   for (let x = 0; x < end; x++) {

@@ -298,6 +298,23 @@ describe('Mirror: snapshots, cells and digests', () => {
     expect(m.snapshot({ format: 'text' }).lines[3]).toBe('red');
   });
 
+  it("reads each row's text as its cells show it, ASCII rows (read from xterm's translation) and rows with wide characters alike", () => {
+    // Rows the input baseline and cursorLine read after every key: explicit trailing spaces, erased
+    // cells with a background, wide characters overwritten in part, combining marks.
+    const pieces = ['ab', '  ', '\x1b[44m \x1b[0m', '\x1b[42m\x1b[K\x1b[0m', '中', '😀', 'e\u0301', '\x1b[3D', '\x1b[2C', '\r\n', '\x1b[1;5H', '\x1b[X', '\x1b[2P', '\x1b[@', 'x'.repeat(9)];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (stream) => {
+        const m = mirror({ cols: 12, rows: 4 });
+        m.write(bytes(stream.join('')));
+        const fromCells = m.cells().cells.map((row) => row.filter((c) => c.width !== 0).map((c) => c.ch || ' ').join('').replace(/ +$/, ''));
+        expect(m.visibleRows(0, m.rows).lines).toEqual(fromCells);
+        expect(m.snapshot({ format: 'text' }).lines).toEqual(fromCells);
+        m.dispose();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('exposes cell attributes (dim for ghost text, colours by mode)', () => {
     const m = mirror();
     m.write(bytes('\x1b[2mghost\x1b[0m\x1b[38;2;255;100;0;48;5;17mrgb\x1b[0m\x1b[3;4;7;9mall\x1b[0m'));
