@@ -16,7 +16,7 @@ import { Client } from '../../lib/client/client.js';
 import { findProcesses, readStat } from '../../backends/process/process-tree.js';
 import { isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { endServeSuite, killServe, startServe, type ServeProcess } from './harness.js';
+import { endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
 
 let dir: string;
 let dataDir: string;
@@ -66,6 +66,11 @@ describe('a takeover serves while it re-attaches', () => {
     for (const name of ['quick', 'held']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
     const standby = startServe(args, ['--standby']);
     hosts.push(standby);
+    // Waiting on the lock: its start (which attaches an observer to every drive) is over, so no
+    // attach is in flight when the held drive's server is stopped below. (Under load the observer
+    // processes below existed before their attach was done: the stopped server then held the
+    // standby's start up to the tmux deadline, past the kill, and no host served for 30 s.)
+    await standbyWaiting(standby);
     // Both drives observed (hot): each takeover is an adoption, not a cold attach.
     for (const d of ['quick', 'held']) {
       await expect.poll(() => findProcesses((cmdline) => isObserverAttachArgv(cmdline.split('\0'), socketOf(d))).filter((p) => readStat(p)?.ppid === standby.pid).length, { timeout: 15_000 }).toBe(1);
@@ -76,7 +81,11 @@ describe('a takeover serves while it re-attaches', () => {
     expect(server).toHaveLength(1);
     stopped = server[0] as number;
     process.kill(stopped, 'SIGSTOP');
+    const lost = new Promise<void>((resolve) => owner.on('disconnected', () => resolve()));
     await killServe(first);
+    // The calls below are asked once the client knows its host is gone: asked before, on the dead
+    // connection, a create is rightly reported as maybe done (not retried), which is not this test.
+    await lost;
 
     // Asked while the takeover runs: the client waits for the new host, then for the drive.
     const heldRead = owner.drive('held').read({ mode: 'full' });
