@@ -128,7 +128,10 @@ describe('tmux-drive CLI across processes', () => {
     expect(processesMentioning(socket).length).toBeGreaterThan(0);
     const pruned = await td('prune', '--json');
     expect(pruned.status).toBe(0);
-    expect(JSON.parse(pruned.stdout)).toEqual({ pruned: [expect.objectContaining({ id: 'ends', state: 'exited', pruned: true })] });
+    // The drives this file killed before are finished too (kept as exited rows): prune takes them all.
+    const all = (JSON.parse(pruned.stdout) as { pruned: { id: string; state: string; pruned: boolean }[] }).pruned;
+    expect(all).toContainEqual(expect.objectContaining({ id: 'ends', state: 'exited', exit: expect.objectContaining({ code: 5 }), pruned: true }));
+    expect(all.filter((d) => !d.pruned || d.state === 'live')).toEqual([]);
     expect(processesMentioning(socket)).toEqual([]);
     expect((await td('prune')).stdout.trim()).toBe('no finished drives');
   });
