@@ -111,11 +111,22 @@ describe('recordings replayed into a real tmux pane', () => {
     });
     for (const check of w.checks) {
       const known = w.knownWrong?.[check];
-      (known ? it.fails : it)(`${w.id}: ${check}${known ? ` [known wrong today: ${known}]` : ''}`, () => {
-        const o = results.get(w.id);
+      (known ? it.fails : it)(`${w.id}: ${check}${known ? ` [known wrong today: ${known}]` : ''}`, async () => {
+        // A check that failed drops its observation, so that vitest's retry (timing under a
+        // neighbour's load) replays the window again instead of judging the same samples twice.
+        let o = results.get(w.id);
+        if (!o && !failures.has(w.id) && !known) {
+          o = await replayWindow(w, recordingsDir);
+          results.set(w.id, o);
+        }
         if (!o) throw new Error(`${w.id} was not replayed`);
-        assertCheck(check, o);
-      });
+        try {
+          assertCheck(check, o);
+        } catch (err) {
+          if (!known) results.delete(w.id);
+          throw err;
+        }
+      }, 120_000);
     }
   }
 });
