@@ -9,10 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pty from 'node-pty';
-import { Journal } from '../../journal/journal.js';
 import { killGone, processesMentioning } from '../helpers.js';
 import { CLI, ensureBuilt, runCli, testSetup, type Run } from '../cli/dist.js';
-import { killServe, startServe, type ServeProcess } from './harness.js';
+import { killServe, leaseHolder, type ServeProcess, startServe } from './harness.js';
 
 let dir: string;
 let dataDir: string;
@@ -24,15 +23,6 @@ const tdAs = (token: string, ...args: string[]): Promise<Run> => runCli(['--data
 
 function errorCode(r: Run): string | undefined {
   return /^tmux-drive: ([A-Z_]+):/m.exec(r.stderr)?.[1];
-}
-
-function leaseHolder(drive: string): number | undefined {
-  const j = Journal.open(dataDir);
-  try {
-    return j.lease(drive)?.holder?.pid;
-  } finally {
-    j.close();
-  }
 }
 
 beforeAll(() => {
@@ -59,7 +49,7 @@ describe('the CLI through a serving host', () => {
     const created = await td('create', '--allow', 'bash', '--name', 'held', '--', '--norc', '--noprofile');
     expect(created.status, created.stderr).toBe(0);
     // The daemon holds the drive, not the CLI process that asked for it.
-    expect(leaseHolder('held')).toBe(host.pid);
+    expect(leaseHolder(dataDir, 'held')).toBe(host.pid);
 
     expect((await td('wait', 'held', '--text', '$ ')).status).toBe(0);
     const sent = await td('send', 'held', 'echo through-$((6 * 7))', '--submit');
@@ -98,7 +88,7 @@ describe('the CLI through a serving host', () => {
     } finally {
       clearInterval(again);
     }
-    expect(leaseHolder('held')).toBe(host.pid);
+    expect(leaseHolder(dataDir, 'held')).toBe(host.pid);
     // The daemon still drives it after the operator left.
     expect((await td('send', 'held', 'echo still-$((7 * 7))', '--submit')).status).toBe(0);
     expect((await td('wait', 'held', '--text', 'still-49')).status).toBe(0);

@@ -1,4 +1,5 @@
 /** Shared scaffolding of the serving-host tests: a private data dir with a config, a host, clean-up that leaves nothing running. */
+import { Journal } from '../../journal/journal.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,4 +85,14 @@ export async function endServeSuite(o: { readonly clients: readonly { close(): P
   for (const h of o.hosts) await killServe(h);
   killGone(processesMentioning(o.dataDir));
   rmSync(o.dir, { recursive: true, force: true });
+}
+
+/** The pid holding `drive`'s lease in the journal of `dataDir`, read through a journal of its own. */
+export function leaseHolder(dataDir: string, drive: string): number | undefined {
+  const j = Journal.open(dataDir);
+  try {
+    return j.lease(drive)?.holder?.pid;
+  } finally {
+    j.close();
+  }
 }

@@ -14,11 +14,10 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import type { JournalItem } from '../../lib/client/remote-drive.js';
-import { Journal } from '../../journal/journal.js';
 import { findProcesses, processTree, readStat } from '../../backends/process/process-tree.js';
 import { isControlAttachArgv, isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
+import { endServeSuite, killServe, leaseHolder, type ServeProcess, standbyWaiting, startServe } from './harness.js';
 
 let dir: string;
 let dataDir: string;
@@ -27,15 +26,6 @@ const hosts: ServeProcess[] = [];
 const clients: Client[] = [];
 
 const socketOf = (drive: string): string => join(dataDir, 'tmux', `${drive}.sock`);
-
-function leaseHolder(drive: string): number | undefined {
-  const j = Journal.open(dataDir);
-  try {
-    return j.lease(drive)?.holder?.pid;
-  } finally {
-    j.close();
-  }
-}
 
 interface TmuxClient {
   readonly control: boolean;
@@ -117,7 +107,7 @@ describe('a hot standby', () => {
       expect(observer).toMatchObject({ readOnly: true });
       expect(observer?.flags).toContain('no-output');
       expect(attached.filter((c) => !c.readOnly)).toHaveLength(1);
-      expect(leaseHolder(d)).toBe(first.pid);
+      expect(leaseHolder(dataDir, d)).toBe(first.pid);
     }
     // The holder drives on, observed: nothing it does is disturbed.
     await drivable(owner, 'pre1', 'while-observed');
@@ -137,7 +127,7 @@ describe('a hot standby', () => {
     await back;
 
     for (const d of drives) {
-      expect(leaseHolder(d)).toBe(standby.pid);
+      expect(leaseHolder(dataDir, d)).toBe(standby.pid);
       // One driver: the adopted client (its process still has the observer argv), read-write now
       // and sent output; the dead host's client ended.
       expect(census(d)).toEqual({ servers: 1, bashes: 1, controlClients: 1 });
@@ -189,7 +179,7 @@ describe('a hot standby', () => {
     expect(await lastReattach(owner, 'late')).toBeDefined();
     expect((await owner.list()).find((i) => i.id === 'closed')?.state).not.toBe('live');
     for (const d of ['kept', 'lost', 'late']) {
-      expect(leaseHolder(d)).toBe(standby.pid);
+      expect(leaseHolder(dataDir, d)).toBe(standby.pid);
       expect(census(d)).toEqual({ servers: 1, bashes: 1, controlClients: 1 });
       await drivable(owner, d, `cold-${d}`);
     }

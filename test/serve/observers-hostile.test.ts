@@ -12,8 +12,7 @@ import { serve, type ServingHost } from '../../lib/serve/serve.js';
 import { Client } from '../../lib/client/client.js';
 import { readOwnerToken } from '../../lib/serve/token-store.js';
 import { servePaths } from '../../lib/serve/serve-paths.js';
-import { Journal } from '../../journal/journal.js';
-import { BASH_ARGS, hostConfig, sweep, tempDataDir } from './harness.js';
+import { BASH_ARGS, hostConfig, leaseHolder, sweep, tempDataDir } from './harness.js';
 
 const dataDir = tempDataDir();
 const warnings: string[] = [];
@@ -66,15 +65,6 @@ class Raw {
   }
 }
 
-function leaseHolder(drive: string): number | undefined {
-  const j = Journal.open(dataDir);
-  try {
-    return j.lease(drive)?.holder?.pid;
-  } finally {
-    j.close();
-  }
-}
-
 beforeAll(async () => {
   host = await serve({
     dataDir,
@@ -116,7 +106,7 @@ describe('observers', () => {
         expect(g.marks).toBeGreaterThan(0);
       }
       // The host holds the drive; eight readers changed nothing about that.
-      expect(leaseHolder('watched')).toBe(process.pid);
+      expect(leaseHolder(dataDir, 'watched')).toBe(process.pid);
       expect((await observers[0]?.drive('watched').read())?.content).toContain('tick-3');
     } finally {
       for (const o of observers) await o.close();

@@ -11,24 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../../lib/client/client.js';
 import { Driver } from '../../lib/driver/driver.js';
 import { spareTerminals } from '../../lib/emulator/headless.js';
-import { Journal } from '../../journal/journal.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { BASH_ARGS, endServeSuite, startServe, type ServeProcess } from './harness.js';
+import { BASH_ARGS, endServeSuite, leaseHolder, type ServeProcess, startServe } from './harness.js';
 
 let dir: string;
 let dataDir: string;
 let config: string;
 const hosts: ServeProcess[] = [];
 const clients: Client[] = [];
-
-function leaseHolder(drive: string): number | undefined {
-  const j = Journal.open(dataDir);
-  try {
-    return j.lease(drive)?.holder?.pid;
-  } finally {
-    j.close();
-  }
-}
 
 beforeAll(() => {
   ensureBuilt();
@@ -60,7 +50,7 @@ describe('a standby prepares its takeover while it waits', () => {
       const d = owner.drive('pre1');
       await d.sendText('echo held-$((6 * 7))', { submit: true });
       expect((await d.wait({ forText: /^held-42$/m, timeoutMs: 15_000 })).outcome).toBe('text');
-      for (const name of ['pre1', 'pre2', 'post']) expect(leaseHolder(name)).toBe(holder.pid);
+      for (const name of ['pre1', 'pre2', 'post']) expect(leaseHolder(dataDir, name)).toBe(holder.pid);
       expect(spareTerminals().handedOut).toBe(handedOutBefore);
 
       await owner.close();
@@ -70,7 +60,7 @@ describe('a standby prepares its takeover while it waits', () => {
       // Each re-attached mirror took a spare; none is left over.
       expect(spareTerminals()).toEqual({ ready: 0, handedOut: handedOutBefore + 3 });
       for (const name of ['pre1', 'pre2', 'post']) {
-        expect(leaseHolder(name)).toBe(process.pid);
+        expect(leaseHolder(dataDir, name)).toBe(process.pid);
         const s = driver.get(name);
         await s.sendText(`echo ${name}-$((6 * 7))`, { submit: true });
         expect((await s.wait({ forText: new RegExp(`^${name}-42$`, 'm'), timeoutMs: 15_000 })).outcome).toBe('text');
