@@ -6,6 +6,7 @@ import type { WaitOptions } from '../session/session.js';
 import type { TranscriptEntry } from '../session/transcript.js';
 import type { SignalName } from '../session/backend.js';
 import type { RemoteDrive } from '../client/remote-drive.js';
+import { SessionError } from '../common/errors.js';
 import { choiceArg, intArg, usageError } from './parse-command-line.js';
 import { renderStatus, renderWait } from './render-text.js';
 import { str, type CommandContext, type CommandSpec } from './command-spec.js';
@@ -32,6 +33,13 @@ function transcriptJson(entries: readonly TranscriptEntry[]): { entries: unknown
     return { seq: e.seq, time: new Date(e.time).toISOString(), kind: e.kind, ...(text === undefined ? {} : { text }), ...(e.tags ? { tags: e.tags } : {}) };
   });
   return { entries: out };
+}
+
+/** The journal state of a drive that has ended, when `err` says that is why it is not open. */
+function endedState(err: unknown): 'exited' | 'failed' | undefined {
+  if (!(err instanceof SessionError) || err.code !== 'SESSION_NOT_FOUND') return undefined;
+  const state = err.context.state;
+  return state === 'exited' || state === 'failed' ? state : undefined;
 }
 
 const SIGNALS: readonly SignalName[] = ['interrupt', 'terminate', 'kill', 'hangup'];
@@ -183,13 +191,21 @@ export const signalCommand: CommandSpec = {
 export const killCommand: CommandSpec = {
   name: 'kill',
   usage: 'kill ID',
-  summary: 'end the program, its process tree and its tmux server (verified)',
+  summary: 'end the program, its process tree and its tmux server (verified); a drive that had already ended is not an error',
   options: {},
   positionals: [1, 1],
   async run(ctx) {
-    const s = await driveOf(ctx);
-    await s.kill();
-    return { json: { id: s.id, killed: true }, text: `killed ${s.id}` };
+    const id = ctx.positionals[0] as string;
+    try {
+      await (await driveOf(ctx)).kill();
+    } catch (err) {
+      // The end a script asks for already holds, whichever process saw the program end first
+      // (a host that saw it keeps an exited row, not a session): exit 0 either way, and say so.
+      const state = endedState(err);
+      if (state === undefined) throw err;
+      return { json: { id, killed: false, state }, text: `${id} had already ended (${state}); nothing to kill (prune forgets it and ends a kept server)` };
+    }
+    return { json: { id, killed: true }, text: `killed ${id}` };
   },
 };
 

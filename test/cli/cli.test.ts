@@ -126,6 +126,12 @@ describe('tmux-drive CLI across processes', () => {
     expect(again.sessions.filter((x) => x.id === 'ends' && x.state === 'live')).toEqual([]);
     const socket = join(dataDir, 'tmux', 'ends.sock');
     expect(processesMentioning(socket).length).toBeGreaterThan(0);
+    // kill of a drive that had already ended: the end a script asks for holds, so exit 0, said plainly.
+    const killed = await td('kill', 'ends', '--json');
+    expect(killed.status).toBe(0);
+    expect(JSON.parse(killed.stdout)).toEqual({ id: 'ends', killed: false, state: 'exited' });
+    expect((await td('kill', 'ends')).stdout.trim()).toBe('ends had already ended (exited); nothing to kill (prune forgets it and ends a kept server)');
+    expect((await td('kill', 'never-made')).status).not.toBe(0);
     const pruned = await td('prune', '--json');
     expect(pruned.status).toBe(0);
     // The drives this file killed before are finished too (kept as exited rows): prune takes them all.
