@@ -5,8 +5,7 @@
 import type { WaitOptions } from '../session/session.js';
 import type { TranscriptEntry } from '../session/transcript.js';
 import type { SignalName } from '../session/backend.js';
-import type { RemoteDrive } from '../client/remote-drive.js';
-import { SessionError } from '../common/errors.js';
+import { endedState, type RemoteDrive } from '../client/remote-drive.js';
 import { choiceArg, intArg, usageError } from './parse-command-line.js';
 import { renderStatus, renderWait } from './render-text.js';
 import { str, type CommandContext, type CommandSpec } from './command-spec.js';
@@ -33,13 +32,6 @@ function transcriptJson(entries: readonly TranscriptEntry[]): { entries: unknown
     return { seq: e.seq, time: new Date(e.time).toISOString(), kind: e.kind, ...(text === undefined ? {} : { text }), ...(e.tags ? { tags: e.tags } : {}) };
   });
   return { entries: out };
-}
-
-/** The journal state of a drive that has ended, when `err` says that is why it is not open. */
-function endedState(err: unknown): 'exited' | 'failed' | undefined {
-  if (!(err instanceof SessionError) || err.code !== 'SESSION_NOT_FOUND') return undefined;
-  const state = err.context.state;
-  return state === 'exited' || state === 'failed' ? state : undefined;
 }
 
 const SIGNALS: readonly SignalName[] = ['interrupt', 'terminate', 'kill', 'hangup'];

@@ -6,6 +6,7 @@
  * after the last one seen, across host changes).
  */
 import type { Disposable } from '../common/disposable.js';
+import { SessionError } from '../common/errors.js';
 import type { ReadOptions, ReadResult, SendTextOptions, InputTurnOptions, WaitOptions, WaitResult, Attention, DriveOutcome, Notification } from '../session/session.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { SignalName } from '../session/backend.js';
@@ -156,4 +157,15 @@ export class RemoteDrive {
   on<E extends keyof RemoteDriveEvents>(event: E, listener: (...args: RemoteDriveEvents[E]) => void): Disposable {
     return this.channel.listen(this.id, event, listener);
   }
+}
+
+/**
+ * The journal state of a drive that had already ended, when `err` (from `kill`, `get`…) says that is
+ * why it is not open: a host that saw the program end keeps an exited row, not a session. Used where
+ * the end a caller asks for already holds (CLI `kill`, the MCP kill tool).
+ */
+export function endedState(err: unknown): 'exited' | 'failed' | undefined {
+  if (!(err instanceof SessionError) || err.code !== 'SESSION_NOT_FOUND') return undefined;
+  const state = err.context.state;
+  return state === 'exited' || state === 'failed' ? state : undefined;
 }

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '../client/client.js';
+import { endedState } from '../client/remote-drive.js';
 import { TmuxDriveError, UsageError } from '../common/errors.js';
 import { BackgroundWaits, type RaceOutcome } from './background-waits.js';
 import { closedArgs } from './tool-arguments.js';
@@ -385,7 +386,13 @@ export function registerTerminalTools(server: McpServer, client: Client): void {
     },
     (args) =>
       guarded(async () => {
-        await client.drive(args.sessionId).kill();
+        try {
+          await client.drive(args.sessionId).kill();
+        } catch (err) {
+          const state = endedState(err);
+          if (state === undefined) throw err;
+          return json({ sessionId: args.sessionId, killed: false, state, note: 'the session had already ended; nothing to kill' });
+        }
         return json({ sessionId: args.sessionId, killed: true });
       }),
   );

@@ -169,6 +169,26 @@ describe('tmux-drive mcp', () => {
     }
   });
 
+  it('kill of a session that had already ended (seen by an earlier server) is not an error: killed false, its state', async () => {
+    // exit 0: a zero exit ends the tmux server with the program (a nonzero one keeps it for inspection).
+    const first = await connect();
+    try {
+      await callJson(first, 'terminal_session_create', { allowId: 'bash', args: ['--norc', '--noprofile'], name: 'ended' });
+      await callJson(first, 'terminal_session_wait', { sessionId: 'ended', forText: '$ ' });
+      await callJson(first, 'terminal_session_send_text', { sessionId: 'ended', text: 'exit 0', submit: true });
+      expect(await callJson(first, 'terminal_session_wait', { sessionId: 'ended', forExit: true })).toMatchObject({ outcome: 'exit' });
+    } finally {
+      await first.close();
+    }
+    const second = await connect();
+    try {
+      expect(await callJson(second, 'terminal_session_kill', { sessionId: 'ended' })).toEqual({ sessionId: 'ended', killed: false, state: 'exited', note: 'the session had already ended; nothing to kill' });
+      expect((await call(second, 'terminal_session_kill', { sessionId: 'never-made' })).isError).toBe(true);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('leaves drives running when the server is terminated (SIGTERM); the next server finds them by id', async () => {
     const { client: first, transport } = await connectWithTransport();
     await callJson(first, 'terminal_session_create', { allowId: 'bash', args: ['--norc', '--noprofile'], name: 'keep' });
