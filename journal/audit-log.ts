@@ -80,6 +80,16 @@ function checkTags(tags: unknown): AuditTags {
   return tags as AuditTags;
 }
 
+/** Checked tags as JSON: `{}` when there are none (JSON.stringify keeps the caller's key order). */
+function tagsToJson(tags: unknown): string {
+  return tags === undefined ? '{}' : JSON.stringify(checkTags(tags));
+}
+
+function writeRest(fd: number, line: Buffer, from: number): void {
+  let written = from;
+  while (written < line.length) written += writeSync(fd, line, written, line.length - written);
+}
+
 export class AuditLog {
   private fd: number | undefined;
 
@@ -128,27 +138,32 @@ export class AuditLog {
 
   /** Appends one record. Synchronous: when it returns, the line is in the file (not fsync'd). */
   record(entry: AuditEntry): void {
-    const fd = this.fd;
-    if (fd === undefined) throw new JournalError('JOURNAL_CLOSED', 'audit: the log was closed', { path: this.path });
     if (typeof entry !== 'object' || entry === null) bad('entry', 'an object');
     if (entry.sessionId !== null && (typeof entry.sessionId !== 'string' || !SESSION_ID.test(entry.sessionId))) bad('sessionId', 'a session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})');
-    if (!KINDS.has(entry.kind)) bad('kind', `one of ${AUDIT_KINDS.join(', ')}`);
-    if (typeof entry.payload !== 'string') bad('payload', 'a string');
-    const tags = { ...checkTags(entry.tags) };
-    let payload = entry.payload;
+    this.append(entry.sessionId === null ? 'null' : JSON.stringify(entry.sessionId), entry.kind, entry.payload, entry.tags);
+  }
+
+  /**
+   * The line, built as JSON.stringify of an AuditRecord would spell it (the same keys in the same
+   * order), from the pieces that vary; written as a string, so no Buffer is made per record.
+   */
+  private append(sessionIdJson: string, kind: AuditKind, payload: string, tags: AuditTags | undefined): void {
+    const fd = this.fd;
+    if (fd === undefined) throw new JournalError('JOURNAL_CLOSED', 'audit: the log was closed', { path: this.path });
+    if (!KINDS.has(kind)) bad('kind', `one of ${AUDIT_KINDS.join(', ')}`);
+    if (typeof payload !== 'string') bad('payload', 'a string');
+    let tagsJson = tagsToJson(tags);
     if (payload.length > this.maxPayloadChars) {
-      tags.payloadChars = payload.length;
-      tags.truncated = true;
+      tagsJson = tagsToJson({ ...checkTags(tags), payloadChars: payload.length, truncated: true });
       payload = payload.slice(0, this.maxPayloadChars);
     }
-    const record: AuditRecord = { time: new Date(this.now()).toISOString(), sessionId: entry.sessionId, kind: entry.kind, payload, tags };
     // JSON escapes every line break inside strings, so a record is exactly one line.
-    const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+    const line = `{"time":"${new Date(this.now()).toISOString()}","sessionId":${sessionIdJson},"kind":"${kind}","payload":${JSON.stringify(payload)},"tags":${tagsJson}}\n`;
     try {
       // One write(2) per line: with O_APPEND it lands whole at the end. A short write (a full disk)
       // continues where it stopped.
-      let written = 0;
-      while (written < line.length) written += writeSync(fd, line, written, line.length - written);
+      const written = writeSync(fd, line);
+      if (written < Buffer.byteLength(line)) writeRest(fd, Buffer.from(line, 'utf8'), written);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       throw new JournalError('JOURNAL_WRITE_FAILED', `audit: appending to ${this.path} failed (${code ?? 'error'})`, { path: this.path, errno: code }, { cause: err });

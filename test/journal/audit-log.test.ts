@@ -91,6 +91,24 @@ describe('AuditLog', () => {
     expect(back).toHaveLength(2);
   });
 
+  it('spells each line exactly as JSON.stringify of the record, whatever the payload and tags hold', () => {
+    // The line is built from its pieces (no record object per key): byte for byte the old shape.
+    const log = AuditLog.open(dir, { now: at('2026-11-30T12:00:00.000Z'), maxPayloadChars: 40 });
+    const payloads = ['x', '', 'a"b\\c', '\n\r\u2028\u2029', '\u001b[31m\u0000\u007f', 'caf\u00e9 \ud83d\ude00', '\ud800 lone', '","kind":"kill', 'y'.repeat(41)];
+    const tags = [{ paste: false, submit: false }, { count: 3 }, { note: 'q"\\' }, undefined];
+    const expected: string[] = [];
+    for (const [i, payload] of payloads.entries()) {
+      const t = tags[i % tags.length];
+      log.record({ sessionId: 'td-1', kind: 'sendText', payload, ...(t ? { tags: t } : {}) });
+      const cut = payload.length > 40 ? { ...t, payloadChars: payload.length, truncated: true } : { ...t };
+      expected.push(JSON.stringify({ time: '2026-11-30T12:00:00.000Z', sessionId: 'td-1', kind: 'sendText', payload: payload.slice(0, 40), tags: cut }));
+    }
+    log.record({ sessionId: null, kind: 'call', payload: '', tags: { verb: 'list', ok: true } });
+    expected.push(JSON.stringify({ time: '2026-11-30T12:00:00.000Z', sessionId: null, kind: 'call', payload: '', tags: { verb: 'list', ok: true } }));
+    log.close();
+    expect(readFileSync(join(dir, AUDIT_FILE), 'utf8')).toBe(expected.map((l) => `${l}\n`).join(''));
+  });
+
   it('cuts an oversized payload and says so in its tags', () => {
     const log = AuditLog.open(dir, { maxPayloadChars: 10 });
     log.record({ sessionId: 's', kind: 'sendText', payload: 'x'.repeat(25), tags: { paste: true } });
