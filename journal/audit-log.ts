@@ -80,11 +80,6 @@ function checkTags(tags: unknown): AuditTags {
   return tags as AuditTags;
 }
 
-/** Checked tags as JSON: `{}` when there are none (JSON.stringify keeps the caller's key order). */
-function tagsToJson(tags: unknown): string {
-  return tags === undefined ? '{}' : JSON.stringify(checkTags(tags));
-}
-
 function writeRest(fd: number, line: Buffer, from: number): void {
   let written = from;
   while (written < line.length) written += writeSync(fd, line, written, line.length - written);
@@ -92,6 +87,14 @@ function writeRest(fd: number, line: Buffer, from: number): void {
 
 export class AuditLog {
   private fd: number | undefined;
+  /** The session id checked last and its JSON: one drive's keys come one after another. */
+  private lastSessionId: string | undefined;
+  private lastSessionIdJson = '';
+  /** Frozen tags (the keystroke path's constants) cannot change: each is checked and spelled once. */
+  private readonly frozenTagsJson = new WeakMap<object, string>();
+  /** The ISO time's first 20 characters for the second `isoSecond`: a key's time is that and its milliseconds. */
+  private isoSecond = Number.NaN;
+  private isoPrefix = '';
 
   private constructor(
     fd: number,
@@ -139,8 +142,45 @@ export class AuditLog {
   /** Appends one record. Synchronous: when it returns, the line is in the file (not fsync'd). */
   record(entry: AuditEntry): void {
     if (typeof entry !== 'object' || entry === null) bad('entry', 'an object');
-    if (entry.sessionId !== null && (typeof entry.sessionId !== 'string' || !SESSION_ID.test(entry.sessionId))) bad('sessionId', 'a session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})');
-    this.append(entry.sessionId === null ? 'null' : JSON.stringify(entry.sessionId), entry.kind, entry.payload, entry.tags);
+    this.append(this.sessionIdJson(entry.sessionId), entry.kind, entry.payload, entry.tags);
+  }
+
+  private sessionIdJson(sessionId: string | null): string {
+    if (sessionId === null) return 'null';
+    if (sessionId === this.lastSessionId) return this.lastSessionIdJson;
+    if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) bad('sessionId', 'a session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})');
+    this.lastSessionId = sessionId;
+    this.lastSessionIdJson = JSON.stringify(sessionId);
+    return this.lastSessionIdJson;
+  }
+
+  /** Checked tags as JSON: `{}` when there are none (JSON.stringify keeps the caller's key order). */
+  private tagsJson(tags: unknown): string {
+    if (tags === undefined) return '{}';
+    if (typeof tags !== 'object' || tags === null || !Object.isFrozen(tags)) return JSON.stringify(checkTags(tags));
+    let json = this.frozenTagsJson.get(tags);
+    if (json !== undefined) return json;
+    json = JSON.stringify(checkTags(tags));
+    // A getter could answer differently next time: only data properties are kept.
+    if (Object.values(Object.getOwnPropertyDescriptors(tags)).every((d) => 'value' in d)) this.frozenTagsJson.set(tags, json);
+    return json;
+  }
+
+  /** `new Date(ms).toISOString()`, without a Date per record within one second. */
+  private isoTime(ms: number): string {
+    // Date truncates a fractional time toward zero; a negative or huge one takes the full path.
+    const whole = Math.trunc(ms);
+    const second = Math.floor(whole / 1000);
+    if (second === this.isoSecond) {
+      const milli = whole - second * 1000;
+      return `${this.isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+    }
+    const iso = new Date(ms).toISOString();
+    if (whole >= 0 && iso.length === 24) {
+      this.isoSecond = second;
+      this.isoPrefix = iso.slice(0, 20);
+    }
+    return iso;
   }
 
   /**
@@ -152,13 +192,13 @@ export class AuditLog {
     if (fd === undefined) throw new JournalError('JOURNAL_CLOSED', 'audit: the log was closed', { path: this.path });
     if (!KINDS.has(kind)) bad('kind', `one of ${AUDIT_KINDS.join(', ')}`);
     if (typeof payload !== 'string') bad('payload', 'a string');
-    let tagsJson = tagsToJson(tags);
+    let tagsJson = this.tagsJson(tags);
     if (payload.length > this.maxPayloadChars) {
-      tagsJson = tagsToJson({ ...checkTags(tags), payloadChars: payload.length, truncated: true });
+      tagsJson = this.tagsJson({ ...checkTags(tags), payloadChars: payload.length, truncated: true });
       payload = payload.slice(0, this.maxPayloadChars);
     }
     // JSON escapes every line break inside strings, so a record is exactly one line.
-    const line = `{"time":"${new Date(this.now()).toISOString()}","sessionId":${sessionIdJson},"kind":"${kind}","payload":${JSON.stringify(payload)},"tags":${tagsJson}}\n`;
+    const line = `{"time":"${this.isoTime(this.now())}","sessionId":${sessionIdJson},"kind":"${kind}","payload":${JSON.stringify(payload)},"tags":${tagsJson}}\n`;
     try {
       // One write(2) per line: with O_APPEND it lands whole at the end. A short write (a full disk)
       // continues where it stopped.

@@ -109,6 +109,39 @@ describe('AuditLog', () => {
     expect(readFileSync(join(dir, AUDIT_FILE), 'utf8')).toBe(expected.map((l) => `${l}\n`).join(''));
   });
 
+  it('gives each record its own time, id and tags, as a fresh Date and JSON.stringify would', () => {
+    // The time of a second, the last session id and frozen tags are kept between records.
+    const times = [0, 999, 1000, 1000.9, 1_764_662_400_123, 1_764_662_400_999.5, 1_764_662_401_000, 1_764_662_400_007, -1, -1500.5, 253_402_300_799_999, 253_402_300_800_000, 1_764_662_400_050];
+    let i = 0;
+    const log = AuditLog.open(dir, { now: () => times[i++] ?? 0 });
+    const frozen = Object.freeze({ paste: false, submit: false });
+    let current = 0;
+    const getter = Object.freeze(Object.defineProperty({}, 'n', { enumerable: true, get: () => current }));
+    const open = { count: 1 };
+    const expected: string[] = [];
+    for (const [k, ms] of times.entries()) {
+      const sessionId = k % 3 === 2 ? 'td-2' : 'td-1';
+      const tags = k % 4 === 0 ? frozen : k % 4 === 1 ? getter : k % 4 === 2 ? open : undefined;
+      current = k; // a frozen object whose getter answers differently is spelled as it is now
+      log.record({ sessionId, kind: 'sendKeys', payload: 'x', ...(tags ? { tags } : {}) });
+      const spelled = tags === getter ? { n: k } : { ...tags };
+      expected.push(JSON.stringify({ time: new Date(ms).toISOString(), sessionId, kind: 'sendKeys', payload: 'x', tags: spelled }));
+      open.count += 1; // a tags object that changes between records is spelled as it is now
+    }
+    log.close();
+    expect(readFileSync(join(dir, AUDIT_FILE), 'utf8')).toBe(expected.map((l) => `${l}\n`).join(''));
+  });
+
+  it('refuses a bad session id after a good one, and a time that is not one', () => {
+    const log = AuditLog.open(dir, { now: () => Number.NaN });
+    expect(() => log.record({ sessionId: 'td-1', kind: 'kill', payload: '' })).toThrow(RangeError);
+    const ok = AuditLog.open(dir);
+    ok.record({ sessionId: 'td-1', kind: 'kill', payload: '' });
+    expect(() => ok.record({ sessionId: 'td 1', kind: 'kill', payload: '' })).toThrow(expect.objectContaining({ code: 'JOURNAL_BAD_VALUE' }));
+    log.close();
+    ok.close();
+  });
+
   it('cuts an oversized payload and says so in its tags', () => {
     const log = AuditLog.open(dir, { maxPayloadChars: 10 });
     log.record({ sessionId: 's', kind: 'sendText', payload: 'x'.repeat(25), tags: { paste: true } });
