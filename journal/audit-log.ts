@@ -80,8 +80,21 @@ function checkTags(tags: unknown): AuditTags {
   return tags as AuditTags;
 }
 
+function writeRest(fd: number, line: Buffer, from: number): void {
+  let written = from;
+  while (written < line.length) written += writeSync(fd, line, written, line.length - written);
+}
+
 export class AuditLog {
   private fd: number | undefined;
+  /** The session id checked last and its JSON: one drive's keys come one after another. */
+  private lastSessionId: string | undefined;
+  private lastSessionIdJson = '';
+  /** Frozen tags (the keystroke path's constants) cannot change: each is checked and spelled once. */
+  private readonly frozenTagsJson = new WeakMap<object, string>();
+  /** The ISO time's first 20 characters for the second `isoSecond`: a key's time is that and its milliseconds. */
+  private isoSecond = Number.NaN;
+  private isoPrefix = '';
 
   private constructor(
     fd: number,
@@ -128,27 +141,69 @@ export class AuditLog {
 
   /** Appends one record. Synchronous: when it returns, the line is in the file (not fsync'd). */
   record(entry: AuditEntry): void {
+    if (typeof entry !== 'object' || entry === null) bad('entry', 'an object');
+    this.append(this.sessionIdJson(entry.sessionId), entry.kind, entry.payload, entry.tags);
+  }
+
+  private sessionIdJson(sessionId: string | null): string {
+    if (sessionId === null) return 'null';
+    if (sessionId === this.lastSessionId) return this.lastSessionIdJson;
+    if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) bad('sessionId', 'a session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})');
+    this.lastSessionId = sessionId;
+    this.lastSessionIdJson = JSON.stringify(sessionId);
+    return this.lastSessionIdJson;
+  }
+
+  /** Checked tags as JSON: `{}` when there are none (JSON.stringify keeps the caller's key order). */
+  private tagsJson(tags: unknown): string {
+    if (tags === undefined) return '{}';
+    if (typeof tags !== 'object' || tags === null || !Object.isFrozen(tags)) return JSON.stringify(checkTags(tags));
+    let json = this.frozenTagsJson.get(tags);
+    if (json !== undefined) return json;
+    json = JSON.stringify(checkTags(tags));
+    // A getter could answer differently next time: only data properties are kept.
+    if (Object.values(Object.getOwnPropertyDescriptors(tags)).every((d) => 'value' in d)) this.frozenTagsJson.set(tags, json);
+    return json;
+  }
+
+  /** `new Date(ms).toISOString()`, without a Date per record within one second. */
+  private isoTime(ms: number): string {
+    // Date truncates a fractional time toward zero; a negative or huge one takes the full path.
+    const whole = Math.trunc(ms);
+    const second = Math.floor(whole / 1000);
+    if (second === this.isoSecond) {
+      const milli = whole - second * 1000;
+      return `${this.isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+    }
+    const iso = new Date(ms).toISOString();
+    if (whole >= 0 && iso.length === 24) {
+      this.isoSecond = second;
+      this.isoPrefix = iso.slice(0, 20);
+    }
+    return iso;
+  }
+
+  /**
+   * The line, built as JSON.stringify of an AuditRecord would spell it (the same keys in the same
+   * order), from the pieces that vary; written as a string, so no Buffer is made per record.
+   */
+  private append(sessionIdJson: string, kind: AuditKind, payload: string, tags: AuditTags | undefined): void {
     const fd = this.fd;
     if (fd === undefined) throw new JournalError('JOURNAL_CLOSED', 'audit: the log was closed', { path: this.path });
-    if (typeof entry !== 'object' || entry === null) bad('entry', 'an object');
-    if (entry.sessionId !== null && (typeof entry.sessionId !== 'string' || !SESSION_ID.test(entry.sessionId))) bad('sessionId', 'a session id ([A-Za-z0-9][A-Za-z0-9_-]{0,63})');
-    if (!KINDS.has(entry.kind)) bad('kind', `one of ${AUDIT_KINDS.join(', ')}`);
-    if (typeof entry.payload !== 'string') bad('payload', 'a string');
-    const tags = { ...checkTags(entry.tags) };
-    let payload = entry.payload;
+    if (!KINDS.has(kind)) bad('kind', `one of ${AUDIT_KINDS.join(', ')}`);
+    if (typeof payload !== 'string') bad('payload', 'a string');
+    let tagsJson = this.tagsJson(tags);
     if (payload.length > this.maxPayloadChars) {
-      tags.payloadChars = payload.length;
-      tags.truncated = true;
+      tagsJson = this.tagsJson({ ...checkTags(tags), payloadChars: payload.length, truncated: true });
       payload = payload.slice(0, this.maxPayloadChars);
     }
-    const record: AuditRecord = { time: new Date(this.now()).toISOString(), sessionId: entry.sessionId, kind: entry.kind, payload, tags };
     // JSON escapes every line break inside strings, so a record is exactly one line.
-    const line = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+    const line = `{"time":"${this.isoTime(this.now())}","sessionId":${sessionIdJson},"kind":"${kind}","payload":${JSON.stringify(payload)},"tags":${tagsJson}}\n`;
     try {
       // One write(2) per line: with O_APPEND it lands whole at the end. A short write (a full disk)
       // continues where it stopped.
-      let written = 0;
-      while (written < line.length) written += writeSync(fd, line, written, line.length - written);
+      const written = writeSync(fd, line);
+      if (written < Buffer.byteLength(line)) writeRest(fd, Buffer.from(line, 'utf8'), written);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       throw new JournalError('JOURNAL_WRITE_FAILED', `audit: appending to ${this.path} failed (${code ?? 'error'})`, { path: this.path, errno: code }, { cause: err });

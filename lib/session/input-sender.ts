@@ -33,6 +33,17 @@ const SUBMIT_RETRIES = 2;
 const SUBMIT_ECHO_TIMEOUT_MS = 2000;
 /** Key names per sendKeys call. */
 const KEY_LIMIT = 1000;
+/**
+ * A text's audit tags, one frozen object per combination: the audit log spells a frozen object's
+ * tags once instead of checking and stringifying them on every keystroke.
+ */
+const TEXT_TAGS = {
+  typed: Object.freeze({ paste: false, submit: false }),
+  typedSubmit: Object.freeze({ paste: false, submit: true }),
+  pasted: Object.freeze({ paste: true, submit: false }),
+  pastedSubmit: Object.freeze({ paste: true, submit: true }),
+} as const;
+const ENTER_TAGS = Object.freeze({ submit: true });
 
 export class InputSender {
   constructor(
@@ -48,7 +59,8 @@ export class InputSender {
     if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
     const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
     this.gate.countRequest();
-    const tags = { paste: usePaste, submit: opts.submit ?? false };
+    const submit = opts.submit ?? false;
+    const tags = usePaste ? (submit ? TEXT_TAGS.pastedSubmit : TEXT_TAGS.pasted) : submit ? TEXT_TAGS.typedSubmit : TEXT_TAGS.typed;
     let shown: Promise<WaitResult> | undefined;
     /** After the keys are written (same turn): where they were typed, and the submit's echo wait. */
     const noteInput = (): void => {
@@ -118,7 +130,7 @@ export class InputSender {
     // The program ended while its text was on the way: there is nothing to press Enter to.
     if (signals.phase === 'exited') return;
     const before = mirror.digest();
-    const sending = this.gate.deliver('sendKeys', 'Enter', { submit: true }, false, (backend) => backend.sendKeys(['Enter']));
+    const sending = this.gate.deliver('sendKeys', 'Enter', ENTER_TAGS, false, (backend) => backend.sendKeys(['Enter']));
     this.waits.markInput();
     transcript.append('keys', undefined, { keys: 'Enter' });
     await this.whileSending(sending);

@@ -11,29 +11,26 @@ import { UsageError, SessionError } from '../common/errors.js';
 import { toMachineToken } from '../common/machine-token.js';
 import { compareWithCapture, type FidelityReport } from '../emulator/fidelity.js';
 import { Mirror } from '../emulator/mirror.js';
-import { StringTimeoutWatch } from '../emulator/string-timeout.js';
-import { DEFAULT_STUCK_MS } from '../perceive/classify-screen.js';
+import type { StringTimeoutWatch } from '../emulator/string-timeout.js';
 import { GENERIC_PROFILE, type Profile } from '../perceive/profile.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { BackendListener, DriveBackend, ExitInfo, SignalName } from './backend.js';
-import { CostGuard } from './cost-guard.js';
-import { DialogAnswerer } from './dialog-answerer.js';
-import { driveListener } from './drive-listener.js';
 import { DriveSignals, type DriveContext } from './drive-signals.js';
-import { DriveWatch } from './drive-watch.js';
-import { InputGate } from './input-gate.js';
-import { InputSender, type SendTextOptions } from './input-sender.js';
-import { InputQueue, type InputTurnOptions } from './input-queue.js';
-import { Outcomes } from './outcomes.js';
+import type { DriveWatch } from './drive-watch.js';
+import type { InputGate } from './input-gate.js';
+import type { InputSender, SendTextOptions } from './input-sender.js';
+import type { InputQueue, InputTurnOptions } from './input-queue.js';
+import type { Outcomes } from './outcomes.js';
 import { checkPaneSize } from './pane-size.js';
 import { READ_MODES } from './read-modes.js';
 import { ScreenReader, type CursorLine, type ReadOptions, type ReadResult } from './screen-reader.js';
 import type { DriveOutcome, SessionEvents } from './session-events.js';
 import { driveTranscript, type SessionInit } from './session-init.js';
+import { buildRooms } from './session-rooms.js';
 import type { TranscriptEntry } from './transcript.js';
 import { transcriptPage } from './transcript-page.js';
-import { Verdict } from './verdict.js';
-import { WaitEngine, type WaitOptions, type WaitResult } from './wait.js';
+import type { Verdict } from './verdict.js';
+import type { WaitEngine, WaitOptions, WaitResult } from './wait.js';
 
 export type { ReadMode, ScreenDiff, DiffRow } from './read-modes.js';
 export type { CursorLine, ReadFormat, ReadOptions, ReadResult } from './screen-reader.js';
@@ -42,7 +39,6 @@ export type { SessionInit } from './session-init.js';
 export { INPUT_QUEUE_LIMITS, type InputTurnOptions } from './input-queue.js';
 export { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_TIMEOUT_MS, type WaitOptions, type WaitResult } from './wait.js';
 export type { Attention, DriveOutcome, Heartbeat, Notification, NotifyPolicy, SessionAction, SessionEvents } from './session-events.js';
-
 
 const SIGNAL_NAMES: readonly SignalName[] = ['interrupt', 'terminate', 'kill', 'hangup'];
 
@@ -56,7 +52,6 @@ export class Session {
   private readonly emitter = new EventEmitter<SessionEvents>();
   private readonly ctx: DriveContext;
   private readonly redact: boolean;
-  /** tmux abandons a string sequence after 5 s, which the mirror cannot see in the bytes: resync then. */
   private readonly stringTimeout: StringTimeoutWatch;
   private readonly gate: InputGate;
   private readonly input: InputSender;
@@ -93,41 +88,21 @@ export class Session {
     });
     const ctx: DriveContext = { id: init.id, clock, signals, mirror, transcript, events };
     this.ctx = ctx;
-    const startedAt = clock.now();
-    const profile = this.profile;
-    const noop = (): void => undefined;
-    const evict = (cap: string): Promise<void> => this.evict(cap);
-    const gate = new InputGate(signals, { beforeInput: init.beforeInput ?? noop, onAction: init.onAction ?? noop, limits: init.limits ?? {} });
-    const outcomes = new Outcomes(ctx, init.notify ?? 'terminal', startedAt);
-    const verdict = new Verdict(ctx, { profile, stuckMs: init.stuckMs ?? DEFAULT_STUCK_MS }, outcomes, (status) => void answerer.answer(status));
-    const status = (): SessionStatus => verdict.status();
-    const waits = new WaitEngine(ctx, status);
-    const answerer = new DialogAnswerer(ctx, { policy: init.autoAnswer ?? 'safe-only', answers: init.answers ?? { count: () => 0, record: noop } }, { gate, waits, outcomes, status });
-    const costGuard = new CostGuard(ctx, { profile, maxCostUsd: init.maxCostUsd ?? null }, { gate, waits, outcomes, evict });
-    const watch = new DriveWatch(
-      ctx,
-      { stuckMs: init.stuckMs ?? DEFAULT_STUCK_MS, idleTtlMs: init.idleTtlMs, heartbeatNotifyMs: init.heartbeatNotifyMs ?? 0, notify: init.notify ?? 'terminal', sampleActivity: init.sampleActivity ?? (() => undefined), startedAt },
-      { verdict, costGuard, evict },
-    );
-    this.stringTimeout = new StringTimeoutWatch(clock, (reason) => {
-      this.incident(reason, {});
-      signals.backend?.resync(reason).catch(() => undefined);
+    const rooms = buildRooms(init, ctx, this.profile, {
+      evict: (cap) => this.evict(cap),
+      incident: (code, detail) => this.incident(code, detail),
+      stopWatching: () => this.stopWatching(),
     });
-    this.gate = gate;
-    this.waits = waits;
-    this.verdict = verdict;
-    this.outcomes = outcomes;
-    this.watch = watch;
-    this.input = new InputSender(ctx, profile, gate, waits);
-    this.queue = new InputQueue(init.id);
-    this.reader = new ScreenReader(ctx, { profile, redact: this.redact, readMode, classify: (snap, cells) => verdict.classifyScreen(snap, cells) });
-    this.listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), stringTimeout: this.stringTimeout, watch, verdict, outcomes, stopWatching: () => this.stopWatching(), incident: (code, detail) => this.incident(code, detail) });
-    mirror.onChange(() => {
-      signals.lastChangeAt = clock.now();
-      signals.wake();
-      watch.armQuiet();
-    });
-    mirror.onDrain(() => signals.backend?.resumeOutput());
+    this.gate = rooms.gate;
+    this.input = rooms.input;
+    this.queue = rooms.queue;
+    this.waits = rooms.waits;
+    this.verdict = rooms.verdict;
+    this.outcomes = rooms.outcomes;
+    this.watch = rooms.watch;
+    this.stringTimeout = rooms.stringTimeout;
+    this.listener = rooms.listener;
+    this.reader = new ScreenReader(ctx, { profile: this.profile, redact: this.redact, readMode, classify: (snap, cells) => rooms.verdict.classifyScreen(snap, cells) });
   }
 
   /** Connects the backend (done by the driver right after launch or re-attach). */

@@ -91,6 +91,57 @@ describe('AuditLog', () => {
     expect(back).toHaveLength(2);
   });
 
+  it('spells each line exactly as JSON.stringify of the record, whatever the payload and tags hold', () => {
+    // The line is built from its pieces (no record object per key): byte for byte the old shape.
+    const log = AuditLog.open(dir, { now: at('2026-11-30T12:00:00.000Z'), maxPayloadChars: 40 });
+    const payloads = ['x', '', 'a"b\\c', '\n\r\u2028\u2029', '\u001b[31m\u0000\u007f', 'caf\u00e9 \ud83d\ude00', '\ud800 lone', '","kind":"kill', 'y'.repeat(41)];
+    const tags = [{ paste: false, submit: false }, { count: 3 }, { note: 'q"\\' }, undefined];
+    const expected: string[] = [];
+    for (const [i, payload] of payloads.entries()) {
+      const t = tags[i % tags.length];
+      log.record({ sessionId: 'td-1', kind: 'sendText', payload, ...(t ? { tags: t } : {}) });
+      const cut = payload.length > 40 ? { ...t, payloadChars: payload.length, truncated: true } : { ...t };
+      expected.push(JSON.stringify({ time: '2026-11-30T12:00:00.000Z', sessionId: 'td-1', kind: 'sendText', payload: payload.slice(0, 40), tags: cut }));
+    }
+    log.record({ sessionId: null, kind: 'call', payload: '', tags: { verb: 'list', ok: true } });
+    expected.push(JSON.stringify({ time: '2026-11-30T12:00:00.000Z', sessionId: null, kind: 'call', payload: '', tags: { verb: 'list', ok: true } }));
+    log.close();
+    expect(readFileSync(join(dir, AUDIT_FILE), 'utf8')).toBe(expected.map((l) => `${l}\n`).join(''));
+  });
+
+  it('gives each record its own time, id and tags, as a fresh Date and JSON.stringify would', () => {
+    // The time of a second, the last session id and frozen tags are kept between records.
+    const times = [0, 999, 1000, 1000.9, 1_764_662_400_123, 1_764_662_400_999.5, 1_764_662_401_000, 1_764_662_400_007, -1, -1500.5, 253_402_300_799_999, 253_402_300_800_000, 1_764_662_400_050];
+    let i = 0;
+    const log = AuditLog.open(dir, { now: () => times[i++] ?? 0 });
+    const frozen = Object.freeze({ paste: false, submit: false });
+    let current = 0;
+    const getter = Object.freeze(Object.defineProperty({}, 'n', { enumerable: true, get: () => current }));
+    const open = { count: 1 };
+    const expected: string[] = [];
+    for (const [k, ms] of times.entries()) {
+      const sessionId = k % 3 === 2 ? 'td-2' : 'td-1';
+      const tags = k % 4 === 0 ? frozen : k % 4 === 1 ? getter : k % 4 === 2 ? open : undefined;
+      current = k; // a frozen object whose getter answers differently is spelled as it is now
+      log.record({ sessionId, kind: 'sendKeys', payload: 'x', ...(tags ? { tags } : {}) });
+      const spelled = tags === getter ? { n: k } : { ...tags };
+      expected.push(JSON.stringify({ time: new Date(ms).toISOString(), sessionId, kind: 'sendKeys', payload: 'x', tags: spelled }));
+      open.count += 1; // a tags object that changes between records is spelled as it is now
+    }
+    log.close();
+    expect(readFileSync(join(dir, AUDIT_FILE), 'utf8')).toBe(expected.map((l) => `${l}\n`).join(''));
+  });
+
+  it('refuses a bad session id after a good one, and a time that is not one', () => {
+    const log = AuditLog.open(dir, { now: () => Number.NaN });
+    expect(() => log.record({ sessionId: 'td-1', kind: 'kill', payload: '' })).toThrow(RangeError);
+    const ok = AuditLog.open(dir);
+    ok.record({ sessionId: 'td-1', kind: 'kill', payload: '' });
+    expect(() => ok.record({ sessionId: 'td 1', kind: 'kill', payload: '' })).toThrow(expect.objectContaining({ code: 'JOURNAL_BAD_VALUE' }));
+    log.close();
+    ok.close();
+  });
+
   it('cuts an oversized payload and says so in its tags', () => {
     const log = AuditLog.open(dir, { maxPayloadChars: 10 });
     log.record({ sessionId: 's', kind: 'sendText', payload: 'x'.repeat(25), tags: { paste: true } });
