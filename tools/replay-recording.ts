@@ -159,6 +159,12 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
       });
     });
     session.on('state', (st) => void events.push([at(), st.state, st.reason]));
+    // States published while create() was still returning: the replay writes from its first
+    // instant, and on a loaded machine the first quiet window can close before create() resolves
+    // (a window that stays in one state then has no event at all). Events are not replayed to a
+    // listener added later; the transcript's `state` entries have them, with their times. Read in
+    // the same turn as the subscription, so none is missed or counted twice.
+    const publishedBefore = session.transcript().filter((e) => e.kind === 'state' && typeof e.tags?.state === 'string');
     session.on('attention', (a) => void attention.push([at(), a]));
     session.on('answered', (_digest, keys) => void answered.push([at(), keys.join(' ')]));
     // A window whose program prints nothing for a while (cat, a blank loading screen) gives no
@@ -173,6 +179,9 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
     ]);
     const start = t0 as unknown as number;
     const now = (): number => (performance.now() - start) / 1000;
+    const startWall = Date.now() - (performance.now() - start);
+    // On the replay's clock; one from before it started is stamped 0, as at() stamps an event then.
+    events.unshift(...publishedBefore.map((e): ObservedPoint => [Math.max(0, round3((e.time - startWall) / 1000)), e.tags?.state as SessionState, String(e.tags?.reason)]));
     // With gates, the keys are the session's to send; typed text is still sent as recorded.
     const inputs = spec.gateKeysS === undefined ? planned.inputs : planned.inputs.filter((x) => !x.step.startsWith('keys '));
     // Gates may hold the replay: the observer stays until it has ended (or the gates' worst case).
