@@ -25,8 +25,14 @@ export interface ReconcileContext {
   readonly defaults: { readonly cols: number; readonly rows: number };
   /** Hands a re-attached (or failed) drive to the driver. */
   register(session: Session): void;
-  /** A hot standby's observers by drive name (standby.ts): adopted once the drive's lease is taken. */
-  readonly observers?: ReadonlyMap<string, { readonly isClosed: boolean; adopt(listener: BackendListener): Promise<DriveBackend> }>;
+  /**
+   * A hot standby's observers by drive name (standby.ts): adopted once the drive's lease is taken;
+   * `pending` is a drive's attach still under way (the standby's start does not wait for them).
+   */
+  readonly observers?: {
+    get(name: string): { readonly isClosed: boolean; adopt(listener: BackendListener): Promise<DriveBackend> } | undefined;
+    pending(name: string): Promise<void> | undefined;
+  };
   /** What a hot standby already read of each drive's journal while it waited (only later events are read). */
   readonly earlier?: ReadonlyMap<string, EarlierOutcome>;
 }
@@ -115,6 +121,9 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
   }
   const remoteId = rec.backend === 'tmux' ? backends.remoteHostOf(rec.socketPath) : undefined;
   if (remoteId !== undefined) return reconcileRemote(ctx, rec, remoteId, session);
+  // An attach under way (a standby whose holder died while it started) is waited for, for this
+  // drive alone: a second control client beside it would only be ended again.
+  if (rec.backend === 'tmux') await ctx.observers?.pending(rec.id);
   const observer = rec.backend === 'tmux' ? ctx.observers?.get(rec.id) : undefined;
   if (observer && !observer.isClosed) {
     // The observer's client is attached, so the server answers: adopted under the lease just
