@@ -51,6 +51,8 @@ export class StandbyObservers {
   /** Each drive's journal as read at start (the takeover reads only the events after). */
   readonly earlier = new Map<string, EarlierOutcome>();
   private readonly observedListeners = new Set<() => void>();
+  /** Settles once every attach the start began is done (attached or not). */
+  startAttaches: Promise<void> = Promise.resolve();
 
   private constructor(private readonly backends: BackendFactory) {}
 
@@ -80,7 +82,7 @@ export class StandbyObservers {
       for (let name = names[next++]; name !== undefined; name = names[next++]) await standby.attach(name, false);
     };
     // attach() never rejects: a drive not observed is re-attached cold.
-    for (let i = 0; i < Math.min(START_CONCURRENCY, names.length); i++) void worker();
+    standby.startAttaches = Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, names.length) }, worker)).then(() => undefined);
     return standby;
   }
 
@@ -236,6 +238,14 @@ export class PreparedStandby<D> {
   /** Drives observed now (each one's takeover skips starting a control client). */
   get observed(): number {
     return this.observers.ready.size;
+  }
+
+  /**
+   * Settles with the drives observed once the attaches begun at start are done (a drive whose
+   * server does not answer holds this until the tmux deadline; the takeover does not wait for it).
+   */
+  get hot(): Promise<number> {
+    return this.observers.startAttaches.then(() => this.observed);
   }
 
   /**
