@@ -113,7 +113,7 @@ export class Driver {
     const plan = checkDataDir(setup.loaded.dataDir);
     const loaded = { ...setup.loaded, dataDir: makeDataDir(plan) };
     const clock = opts.clock ?? systemClock;
-    const backends = new BackendFactory({ config: loaded.config, dataDir: loaded.dataDir, clock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
+    const backends = prepared?.backends ?? new BackendFactory({ config: loaded.config, dataDir: loaded.dataDir, clock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
     backends.sweepSocketDir();
     if (loaded.config.unsafeDisableSandbox) {
       logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });

@@ -54,7 +54,8 @@ export class StandbyObservers {
   /** Settles once every attach the start began is done (attached or not). */
   startAttaches: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly backends: BackendFactory) {}
+  /** The standby's backends (tmux found, its deadline): the takeover's Driver uses them too. */
+  private constructor(readonly backends: BackendFactory) {}
 
   /**
    * Watches the socket directory, then starts observing every live local drive the journal lists:
@@ -64,7 +65,11 @@ export class StandbyObservers {
     const standby = new StandbyObservers(backends);
     try {
       // The watch first: a drive created while the list is read is seen by one or the other.
-      standby.watcher = watch(backends.socketDir, { persistent: false }, (_event, file) => {
+      standby.watcher = watch(backends.socketDir, { persistent: false }, (event, file) => {
+        // A server binding its socket creates it ('rename'); a 'change' is tmux's chmod of a socket
+        // whose server gained or lost its attached clients (the holder's, when it dies): the same
+        // server, whose observer, if it ended, is not made again (that drive is re-attached cold).
+        if (event !== 'rename') return;
         const name = typeof file === 'string' ? SOCKET_FILE.exec(file)?.[1] : undefined;
         // A removed socket is an event too (a drive ended): only a bound one is observed.
         if (name !== undefined && existsSync(backends.socketPathFor(name))) standby.observe(name, true);
@@ -183,6 +188,8 @@ export interface PreparedTakeover<D> {
   readonly observers: Pick<StandbyObservers, 'get' | 'pending'>;
   readonly journal: Journal;
   readonly earlier: ReadonlyMap<string, EarlierOutcome>;
+  /** Made while waiting, for the same options (tmux and bwrap looked up once, not on the takeover's clock). */
+  readonly backends: BackendFactory;
   /**
    * Called with the Driver once its drives' leases are about to be taken, before any is
    * re-attached (serve listens here; a call for a drive waits for that drive: Driver.adoption).
@@ -258,7 +265,7 @@ export class PreparedStandby<D> {
     this.observers.stopWatching();
     try {
       // The journal is the Driver's from here on (closed by it, or by open() when it fails).
-      return await this.open({ observers: this.observers, journal: this.journal, earlier: this.observers.earlier, ...(serving ? { serving } : {}) });
+      return await this.open({ observers: this.observers, journal: this.journal, earlier: this.observers.earlier, backends: this.observers.backends, ...(serving ? { serving } : {}) });
     } catch (err) {
       this.journal.close(); // idempotent: a Driver that was made closed it already
       throw err;
