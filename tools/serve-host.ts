@@ -54,7 +54,7 @@ export interface ServeProcess {
   readonly pid: number;
   /** When it printed its ready line (performance.now()), with the live drives it found. */
   readonly ready: Promise<{ at: number; drives: number }>;
-  /** A standby said it waits. */
+  /** A standby said it waits, hot (every live drive's observer attached). */
   readonly waiting: Promise<void>;
   readonly exited: Promise<void>;
   stderr(): string;
@@ -78,7 +78,7 @@ export function startServe(dir: ServeDir, standby: boolean): ServeProcess {
   const waiting = new Promise<void>((ok, fail) => {
     child.stderr?.on('data', (d: Buffer) => {
       if (err.length < 8192) err += d.toString();
-      if (/standby: .*waiting/.test(err)) ok();
+      if (/standby: .*waiting/.test(err) && /standby: \d+ live drive\(s\) observed/.test(err)) ok();
     });
     void exited.then(() => fail(new Error(`serve ${child.pid} exited before it waited: ${err.slice(0, 500)}`)));
   });

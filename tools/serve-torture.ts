@@ -19,6 +19,7 @@
 import { Client } from '../lib/client/client.js';
 import type { TmuxDriveError } from '../lib/common/errors.js';
 import { Journal } from '../journal/journal.js';
+import { readStat } from '../backends/process/process-tree.js';
 import { census, serveDir, startServe, type ServeProcess } from './serve-host.js';
 import { mainOf, readFlags } from './tool-cli.js';
 
@@ -41,6 +42,8 @@ export interface ServeTortureReport {
   readonly readyMs: readonly number[];
   readonly keyMs: readonly number[];
   readonly drivableMs: readonly number[];
+  /** Per takeover: the standby's own CPU (utime + stime, /proc, 10 ms ticks) from the SIGKILL to every drive's echo. */
+  readonly standbyCpuMs: readonly number[];
   readonly ops: number;
   /** Calls that failed because their host died under them (HOST_LOST), by code. */
   readonly lostCalls: number;
@@ -109,6 +112,9 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
   const readyMs: number[] = [];
   const keyMs: number[] = [];
   const drivableMs: number[] = [];
+  const standbyCpuMs: number[] = [];
+  /** A process's CPU so far, ms (clock ticks of 10 ms: USER_HZ is 100 on Linux). */
+  const cpuMs = (pid: number): number => (readStat(pid)?.cpuTicks ?? Number.NaN) * 10;
   const clients: Client[] = [];
   /** Set from just before a SIGKILL until every drive's echo was seen: the drivers wait. */
   let hold: Promise<void> | undefined;
@@ -195,6 +201,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
       hold = new Promise<void>((r) => {
         release = r;
       });
+      const cpuAtKill = cpuMs(standby.pid);
       const t0 = performance.now();
       await (current as ServeProcess).kill('SIGKILL');
       const ready = await standby.ready;
@@ -202,6 +209,8 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
       const reconnectedAt = performance.now();
       const iterViolations: string[] = [];
       const round = await driveEveryOne(owner, names, `tk${it}`, iterViolations);
+      const cpu = cpuMs(standby.pid) - cpuAtKill;
+      standbyCpuMs.push(cpu);
       const keyed = round.keyAt - t0;
       const drivable = round.echoAt - t0;
       hold = undefined;
@@ -219,7 +228,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
         if (holder !== current.pid) iterViolations.push(`${d}: lease held by ${holder ?? 'nobody'}, not the new host ${current.pid}`);
       }
       for (const v of iterViolations) violations.push(`#${it}: ${v}`);
-      log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  reconnected ${(reconnectedAt - t0).toFixed(0)}ms  key ${keyed.toFixed(0)}ms  echo ${drivable.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
+      log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  reconnected ${(reconnectedAt - t0).toFixed(0)}ms  key ${keyed.toFixed(0)}ms  echo ${drivable.toFixed(0)}ms  cpu ${cpu.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
       for (const v of iterViolations) log(`      ! ${v}`);
     }
 
@@ -253,7 +262,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     await current?.kill('SIGTERM');
     dir.remove();
   }
-  const report: ServeTortureReport = { iterations: opts.iterations, drives: n, seed, readyMs, keyMs, drivableMs, steadyKeyMs, steadyEchoMs, ops, lostCalls, waitTimeouts: timeouts, coldStartMs, violations, totalMs: performance.now() - started };
+  const report: ServeTortureReport = { iterations: opts.iterations, drives: n, seed, readyMs, keyMs, drivableMs, standbyCpuMs, steadyKeyMs, steadyEchoMs, ops, lostCalls, waitTimeouts: timeouts, coldStartMs, violations, totalMs: performance.now() - started };
   const sorted = [...drivableMs].sort((a, b) => a - b);
   log(
     `serve-torture: ${opts.iterations} SIGKILLs of the serving host, ${ops} driving ops, ${lostCalls} calls lost in flight, ${timeouts} waits timed out, ${violations.length} violations; ` +

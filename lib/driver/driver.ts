@@ -96,7 +96,7 @@ export class Driver {
     const journal = Journal.open(dataDir, { onError: (e) => setup.logger.warn(`journal write failed: ${e.message}`, { code: e.code }) });
     try {
       // The options, config and profiles checked now are the takeover's (not checked again on its clock).
-      const standby = new PreparedStandby<Driver>(await StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared, setup));
+      const standby = new PreparedStandby<Driver>(StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared, setup));
       standby.rehearse(setup.loaded.config.defaults);
       return standby;
     } catch (err) {
@@ -113,7 +113,7 @@ export class Driver {
     const plan = checkDataDir(setup.loaded.dataDir);
     const loaded = { ...setup.loaded, dataDir: makeDataDir(plan) };
     const clock = opts.clock ?? systemClock;
-    const backends = new BackendFactory({ config: loaded.config, dataDir: loaded.dataDir, clock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
+    const backends = prepared?.backends ?? new BackendFactory({ config: loaded.config, dataDir: loaded.dataDir, clock, tmuxTimeoutMs: setup.tmuxTimeoutMs });
     backends.sweepSocketDir();
     if (loaded.config.unsafeDisableSandbox) {
       logger.warn('SANDBOX DISABLED by unsafeDisableSandbox in the operator config: drives run without bwrap, with the host filesystem and network', { source: loaded.source });

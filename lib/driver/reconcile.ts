@@ -25,8 +25,14 @@ export interface ReconcileContext {
   readonly defaults: { readonly cols: number; readonly rows: number };
   /** Hands a re-attached (or failed) drive to the driver. */
   register(session: Session): void;
-  /** A hot standby's observers by drive name (standby.ts): adopted once the drive's lease is taken. */
-  readonly observers?: ReadonlyMap<string, { readonly isClosed: boolean; adopt(listener: BackendListener): Promise<DriveBackend> }>;
+  /**
+   * A hot standby's observers by drive name (standby.ts): adopted once the drive's lease is taken;
+   * `pending` is a drive's attach still under way (the standby's start does not wait for them).
+   */
+  readonly observers?: {
+    get(name: string): { readonly isClosed: boolean; adopt(listener: BackendListener): Promise<DriveBackend> } | undefined;
+    pending(name: string): Promise<void> | undefined;
+  };
   /** What a hot standby already read of each drive's journal while it waited (only later events are read). */
   readonly earlier?: ReadonlyMap<string, EarlierOutcome>;
 }
@@ -115,6 +121,9 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
   }
   const remoteId = rec.backend === 'tmux' ? backends.remoteHostOf(rec.socketPath) : undefined;
   if (remoteId !== undefined) return reconcileRemote(ctx, rec, remoteId, session);
+  // An attach under way (a standby whose holder died while it started) is waited for, for this
+  // drive alone: a second control client beside it would only be ended again.
+  if (rec.backend === 'tmux') await ctx.observers?.pending(rec.id);
   const observer = rec.backend === 'tmux' ? ctx.observers?.get(rec.id) : undefined;
   if (observer && !observer.isClosed) {
     // The observer's client is attached, so the server answers: adopted under the lease just
@@ -135,8 +144,7 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
     const reason = rec.backend !== 'tmux' ? 'host_restarted' : interrupted ? 'launch_interrupted' : 'server_gone';
     journal.markFailed(rec.id, reason);
     journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
-    session.markFailed(reason);
-    return;
+    return failUnbound(session, reason);
   }
   await attachRecorded(ctx, rec, session, () => backends.attachLocal(rec.id, session.listener));
 }
@@ -154,8 +162,18 @@ async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session
   } catch (err) {
     ctx.journal.markFailed(rec.id, 'reattach_failed');
     ctx.journal.recordIncident(rec.id, 'control_lost', { code: err instanceof TmuxDriveError ? err.code.toLowerCase() : 'unknown' });
-    session.markFailed('reattach_failed');
+    failUnbound(session, 'reattach_failed');
   }
+}
+
+/**
+ * A drive found failed at re-attach: its mirror was made but never rebuilt from the pane, so it
+ * goes with the session's timers (a read then fails SESSION_CLOSED saying why, never a blank
+ * screen). A session already bound keeps its mirror (it shows what the pane showed).
+ */
+function failUnbound(session: Session, reason: string): void {
+  session.markFailed(reason);
+  session.dispose();
 }
 
 /**
@@ -166,8 +184,7 @@ async function reconcileRemote(ctx: ReconcileContext, rec: SessionRecord, hostId
   const { journal, backends } = ctx;
   if (!backends.knowsHost(hostId)) {
     journal.markFailed(rec.id, 'host_unknown');
-    session.markFailed('host_unknown');
-    return;
+    return failUnbound(session, 'host_unknown');
   }
   const probe = await backends.remoteServer(hostId, rec.id);
   if (probe !== 'alive') {
@@ -175,7 +192,7 @@ async function reconcileRemote(ctx: ReconcileContext, rec: SessionRecord, hostId
       journal.markFailed(rec.id, 'server_gone');
       journal.recordIncident(rec.id, 'server_gone', { backend: rec.backend });
     }
-    session.markFailed(probe === 'gone' ? 'server_gone' : 'host_unreachable');
+    failUnbound(session, probe === 'gone' ? 'server_gone' : 'host_unreachable');
     if (probe !== 'gone') ctx.leases.release(rec.id); // not ours to fail: a later open retries
     return;
   }

@@ -6,7 +6,10 @@
  * the kernel: an inotify watch on the socket directory (a new server binds `<name>.sock`); a drive
  * that ends closes its observer's client. Nothing polls; an idle standby costs no CPU. A drive
  * without an observer at takeover (created in the last moment, or its attach failed) is
- * re-attached cold, as Driver.open always did. Observing takes no lease and writes nothing: the
+ * re-attached cold, as Driver.open always did. The start does not wait for any attach (one drive
+ * whose server does not answer must not hold the lock wait up to the tmux deadline): each observer
+ * attaches on its own, and a takeover that comes meanwhile waits, per drive, for that drive's attach
+ * alone (`pending`). Observing takes no lease and writes nothing: the
  * journal is read once, at start, and kept open for the takeover (it opens in ~40–130 ms here, and a
  * database still open needs no WAL recovery after its writer was SIGKILLed); what the takeover
  * would otherwise do on its own clock is done while waiting: the options and profiles checked,
@@ -26,7 +29,7 @@ type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
 const SOCKET_FILE = /^([A-Za-z0-9][A-Za-z0-9_-]{0,47})\.sock$/;
 /** A server that has bound its socket may not have its session yet: one retry, armed by the event. */
 const RETRY_AFTER_MS = 100;
-/** Observers attached at once at start (not on the takeover's path: only the waiting standby's). */
+/** Observers attached at once at start (in the background: the start returns before any is attached). */
 const START_CONCURRENCY = 4;
 
 /** The socket file's inode (a new server binds a new one), or undefined when there is none. */
@@ -41,22 +44,32 @@ function socketInode(path: string): number | undefined {
 export class StandbyObservers {
   private readonly observers = new Map<string, TmuxObserver>();
   /** Attaches under way, by drive name (a watch event and the start list may name the same one). */
-  private readonly attaching = new Set<string>();
+  private readonly attaching = new Map<string, Promise<void>>();
   private watcher: FSWatcher | undefined;
   private stopped = false;
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Each drive's journal as read at start (the takeover reads only the events after). */
   readonly earlier = new Map<string, EarlierOutcome>();
   private readonly observedListeners = new Set<() => void>();
+  /** Settles once every attach the start began is done (attached or not). */
+  startAttaches: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly backends: BackendFactory) {}
+  /** The standby's backends (tmux found, its deadline): the takeover's Driver uses them too. */
+  private constructor(readonly backends: BackendFactory) {}
 
-  /** Watches the socket directory, then observes every live local drive the journal lists. */
-  static async start(journal: Journal, backends: BackendFactory): Promise<StandbyObservers> {
+  /**
+   * Watches the socket directory, then starts observing every live local drive the journal lists:
+   * returns once the attaches are started, not done.
+   */
+  static start(journal: Journal, backends: BackendFactory): StandbyObservers {
     const standby = new StandbyObservers(backends);
     try {
       // The watch first: a drive created while the list is read is seen by one or the other.
-      standby.watcher = watch(backends.socketDir, { persistent: false }, (_event, file) => {
+      standby.watcher = watch(backends.socketDir, { persistent: false }, (event, file) => {
+        // A server binding its socket creates it ('rename'); a 'change' is tmux's chmod of a socket
+        // whose server gained or lost its attached clients (the holder's, when it dies): the same
+        // server, whose observer, if it ended, is not made again (that drive is re-attached cold).
+        if (event !== 'rename') return;
         const name = typeof file === 'string' ? SOCKET_FILE.exec(file)?.[1] : undefined;
         // A removed socket is an event too (a drive ended): only a bound one is observed.
         if (name !== undefined && existsSync(backends.socketPathFor(name))) standby.observe(name, true);
@@ -73,13 +86,28 @@ export class StandbyObservers {
     const worker = async (): Promise<void> => {
       for (let name = names[next++]; name !== undefined; name = names[next++]) await standby.attach(name, false);
     };
-    await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, names.length) }, worker));
+    // attach() never rejects: a drive not observed is re-attached cold.
+    standby.startAttaches = Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, names.length) }, worker)).then(() => undefined);
     return standby;
   }
 
   /** The observers attached now, by drive name (reconcile adopts them). */
   get ready(): ReadonlyMap<string, TmuxObserver> {
     return this.observers;
+  }
+
+  /** The drive's observer, attached now. */
+  get(name: string): TmuxObserver | undefined {
+    return this.observers.get(name);
+  }
+
+  /**
+   * Settles once the drive's attach under way (if any) is done, attached or not: a takeover waits
+   * for it rather than start a second control client beside it. The start's attaches not begun yet
+   * are not waited for (the takeover re-attaches those cold).
+   */
+  pending(name: string): Promise<void> | undefined {
+    return this.attaching.get(name);
   }
 
   /** Drives the takeover will re-attach as known now: the journal's live ones at start, and those observed since. */
@@ -116,9 +144,16 @@ export class StandbyObservers {
     void this.attach(name, retry);
   }
 
-  private async attach(name: string, retry: boolean): Promise<void> {
-    if (this.stopped || this.observers.has(name) || this.attaching.has(name)) return;
-    this.attaching.add(name);
+  private attach(name: string, retry: boolean): Promise<void> {
+    const under = this.attaching.get(name);
+    if (under) return under;
+    if (this.stopped || this.observers.has(name)) return Promise.resolve();
+    const attached = this.attachNow(name, retry).finally(() => this.attaching.delete(name));
+    this.attaching.set(name, attached);
+    return attached;
+  }
+
+  private async attachNow(name: string, retry: boolean): Promise<void> {
     try {
       const observer = await this.backends.observeLocal(name);
       if (this.stopped) return void (await observer.detach());
@@ -143,17 +178,18 @@ export class StandbyObservers {
         }, RETRY_AFTER_MS);
         this.timers.add(timer);
       }
-    } finally {
-      this.attaching.delete(name);
     }
   }
 }
 
 /** What a standby hands Driver.open at takeover. */
 export interface PreparedTakeover<D> {
-  readonly observers: ReadonlyMap<string, TmuxObserver>;
+  /** Its observers: those attached, and those still attaching (reconcile.ts waits for a drive's own). */
+  readonly observers: Pick<StandbyObservers, 'get' | 'pending'>;
   readonly journal: Journal;
   readonly earlier: ReadonlyMap<string, EarlierOutcome>;
+  /** Made while waiting, for the same options (tmux and bwrap looked up once, not on the takeover's clock). */
+  readonly backends: BackendFactory;
   /**
    * Called with the Driver once its drives' leases are about to be taken, before any is
    * re-attached (serve listens here; a call for a drive waits for that drive: Driver.adoption).
@@ -212,6 +248,14 @@ export class PreparedStandby<D> {
   }
 
   /**
+   * Settles with the drives observed once the attaches begun at start are done (a drive whose
+   * server does not answer holds this until the tmux deadline; the takeover does not wait for it).
+   */
+  get hot(): Promise<number> {
+    return this.observers.startAttaches.then(() => this.observed);
+  }
+
+  /**
    * Opens the Driver, adopting every observer still attached; the others are let go. Once.
    * `serving` is given the Driver before its drives are re-attached (see PreparedTakeover).
    */
@@ -221,7 +265,7 @@ export class PreparedStandby<D> {
     this.observers.stopWatching();
     try {
       // The journal is the Driver's from here on (closed by it, or by open() when it fails).
-      return await this.open({ observers: this.observers.ready, journal: this.journal, earlier: this.observers.earlier, ...(serving ? { serving } : {}) });
+      return await this.open({ observers: this.observers, journal: this.journal, earlier: this.observers.earlier, backends: this.observers.backends, ...(serving ? { serving } : {}) });
     } catch (err) {
       this.journal.close(); // idempotent: a Driver that was made closed it already
       throw err;

@@ -142,6 +142,8 @@ async function takeHostLock(paths: ServePaths, opts: ServeOptions, hot?: () => P
     // Observing is an optimisation: without it the takeover re-attaches cold, as it always could.
     opts.logger?.warn(`standby: the live drives are not observed while waiting (${(err as Error).message}); the takeover re-attaches them cold`);
   }
+  // Told, not waited for: the lock wait starts now (a drive that does not answer holds only this line).
+  void standby?.hot.then((n) => opts.logger?.info?.(`standby: ${n} live drive(s) observed, their takeover prepared`));
   opts.onWaiting?.(holder);
   try {
     return { lock: await HostLock.acquire(paths.lock, 'exclusive', opts.signal), ...(standby ? { standby } : {}) };

@@ -169,7 +169,11 @@ export class Session {
     return { dispose: () => void this.emitter.off(event, listener as never) };
   }
 
+  /** Once the mirror is let go of: the last verdict published (a drive failed at re-attach has one), or why it closed. */
   status(): SessionStatus {
+    const published = this.mirrorReleased ? this.verdict.published : undefined;
+    if (published) return published;
+    this.assertMirror();
     return this.verdict.status();
   }
 

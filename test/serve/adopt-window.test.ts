@@ -66,10 +66,9 @@ describe('a takeover serves while it re-attaches', () => {
     for (const name of ['quick', 'held']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
     const standby = startServe(args, ['--standby']);
     hosts.push(standby);
-    // Waiting on the lock: its start (which attaches an observer to every drive) is over, so no
-    // attach is in flight when the held drive's server is stopped below. (Under load the observer
-    // processes below existed before their attach was done: the stopped server then held the
-    // standby's start up to the tmux deadline, past the kill, and no host served for 30 s.)
+    // Waiting on the lock (its start no longer waits for the observers' attaches: one still under
+    // way when the held server stops is waited for by that drive's re-attach alone,
+    // test/serve/standby-hung-drive.test.ts).
     await standbyWaiting(standby);
     // Both drives observed (hot): each takeover is an adoption, not a cold attach.
     for (const d of ['quick', 'held']) {
