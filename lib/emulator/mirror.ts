@@ -29,14 +29,11 @@ import type { FastForwardStats } from './pending-output.js';
 import type { ParseScheduler } from './parse-scheduler.js';
 import { QueuedParse, SLICE_BYTES } from './queued-parse.js';
 import { XtermWriteQueue } from './xterm-write-queue.js';
+import { emit } from './emit.js';
+import { markCursorRow, type RowMark } from './row-mark.js';
 
 export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions, VisibleRows } from './screen-snapshot.js';
-
-/** See Mirror.markCursorRow. */
-export interface RowMark extends Disposable {
-  /** The marked row's index on the visible screen now (negative: scrolled into the history); undefined once lost. */
-  visibleRow(): number | undefined;
-}
+export type { RowMark } from './row-mark.js';
 
 export interface MirrorOptions {
   readonly cols: number;
@@ -190,7 +187,8 @@ export class Mirror {
       this.#parsed();
       return;
     }
-    this.#queue.append(data);
+    // The filter returns the chunk itself only when it is all plain text (its scan is not repeated).
+    this.#queue.append(data, data === pane);
     if (!this.#draining && this.backlogBytes > HIGH_WATER_BYTES) this.#draining = true;
     this.#queue.schedule(streaming);
   }
@@ -308,24 +306,14 @@ export class Mirror {
   }
 
   /**
-   * A mark on the row the cursor is on now, which follows that row as the screen scrolls (an xterm
-   * marker: moved when history is trimmed, gone when the row leaves the history). Where input was
-   * typed, so a wait can tell its echo by position. Lost when the terminal is replaced (rebuild,
-   * reset) or when the other screen (main/alternate) is active.
+   * A mark on the row the cursor is on now, which follows that row as the screen scrolls
+   * (row-mark.ts): where input was typed, so a wait can tell its echo by position.
    */
   markCursorRow(): RowMark {
     const terminal = this.#open();
     this.#pristine = false;
-    const { term } = terminal;
-    const alternate = this.alternate;
-    const marker = term.registerMarker(0);
-    return {
-      visibleRow: () => {
-        if (!marker || marker.isDisposed || this.#disposed || this.#terminal !== terminal || this.alternate !== alternate) return undefined;
-        return marker.line - term.buffer.active.baseY;
-      },
-      dispose: () => marker?.dispose(),
-    };
+    // #open parses what is queued first, so the row is read where the bytes written so far left it.
+    return markCursorRow(terminal, () => !this.#disposed && this.#open() === terminal);
   }
 
   cells(): CellGrid {
@@ -408,19 +396,5 @@ export class Mirror {
     const old = this.#terminal;
     this.#terminal = createTerminal(cols, rows, this.#scrollback, this.#log);
     old.term.dispose();
-  }
-}
-
-/**
- * A throwing listener must not break the parse loop it runs in (xterm would re-parse a chunk), so
- * its error is rethrown outside, as an unhandled rejection.
- */
-function emit<T>(listeners: Set<(arg: T) => void>, arg: T): void {
-  for (const listener of [...listeners]) {
-    try {
-      listener(arg);
-    } catch (err) {
-      void Promise.reject(err);
-    }
   }
 }

@@ -24,6 +24,14 @@
  *   on old lines are disposed in both streams (their lines are trimmed in both).
  * The pending wrap and the cursor's column before `c` do not matter (the CR resets the column);
  * origin mode does not either (CR, LF and printing do not read it).
+ *
+ * Chunks the input filter passed whole as plain text (`append(data, true)`) are not scanned as they
+ * come: most of a flood's bytes are skipped, and the scan was a pass over each of them (~1.1 s of a
+ * 20-drive profile, 2026-12-02). When the scanner's state is needed (a parse, a resize, bytes that
+ * are not plain) it catches up from where it stopped: from the end, the `needed`-th line feed back
+ * and the last CR before it is a cut (every line feed after a CR is an advance, so it has enough),
+ * and no CR before it can be a later valid cut than it; the scan starts there, which gives the same
+ * cut as a scan of every byte, and the bytes before it are never looked at again.
  */
 
 const CR = 0x0d;
@@ -70,6 +78,10 @@ export class PendingOutput {
   #scan = Scan.Ground;
   #cols: number;
   #rows: number;
+  /** Absolute offset up to which the scanner ran; the bytes after it are plain text (a lazy region, see above). */
+  #scannedTo = 0;
+  /** The lazy region holds a CR (so the column at its end is known). */
+  #lazyCr = false;
   /** Absolute offset where the open plain run began; -1: not in one. */
   #runStart = -1;
   /** Column in the open run; -1 until its first CR. */
@@ -111,6 +123,8 @@ export class PendingOutput {
 
   /** The bytes so far end inside a plain run whose column is known: more of it may make it skippable. */
   get inPlainRun(): boolean {
+    // A lazy region is plain text that continues the run (or begins one) up to the end.
+    if (this.#scannedTo < this.writtenOffset) return this.#x !== -1 || this.#lazyCr;
     return this.#runStart !== -1 && this.#x !== -1;
   }
 
@@ -122,20 +136,30 @@ export class PendingOutput {
 
   /** Bytes went to the terminal by another way (the sync path): the open run ends. */
   interrupt(): void {
+    this.#catchUp(this.#tail);
     this.#endRun();
   }
 
-  /** Bytes in stream order (copied). */
-  append(data: Uint8Array): void {
+  /**
+   * Bytes in stream order (copied). `plain`: the input filter passed them whole as plain text
+   * (printable ASCII, CR, LF; in the ground state): they are scanned only when needed.
+   */
+  append(data: Uint8Array, plain = false): void {
     this.#reserve(data.length);
     this.#buf.set(data, this.#tail);
     const from = this.#tail;
     this.#tail += data.length;
-    this.#scanFrom(from);
+    if (plain && this.#scan === Scan.Ground) {
+      if (!this.#lazyCr && data.includes(CR)) this.#lazyCr = true;
+      return;
+    }
+    this.#catchUp(from);
+    this.#scanFrom(from, this.#tail);
   }
 
   /** A resize after the bytes appended so far (`applied`: already done, nothing is queued): plain runs do not span it. */
   resize(cols: number, rows: number, applied: boolean): void {
+    this.#catchUp(this.#tail);
     this.#endRun();
     if (!applied) this.#resizes.push({ at: this.writtenOffset, cols, rows });
     this.#cols = cols;
@@ -155,6 +179,7 @@ export class PendingOutput {
    * terminal says a plain run may be skipped now (`safe`, asked only then). Returns the bytes skipped.
    */
   fastForward(safe: (cols: number, rows: number) => boolean): number {
+    this.#catchUp(this.#tail);
     const head = this.parsedOffset;
     const run = this.#runAt(head);
     if (run === undefined || !safe(run.cols, run.rows)) return 0;
@@ -171,6 +196,7 @@ export class PendingOutput {
    * skippable run (so the next call can skip into it). A view: valid until the next append.
    */
   peek(max: number): Uint8Array {
+    this.#catchUp(this.#tail);
     const head = this.parsedOffset;
     let end = Math.min(this.writtenOffset, head + max);
     const resize = this.#resizes[0];
@@ -200,6 +226,8 @@ export class PendingOutput {
     this.#resizes.length = 0;
     this.#runs.length = 0;
     this.#scan = Scan.Ground;
+    this.#scannedTo = this.#base;
+    this.#lazyCr = false;
     this.#cols = cols;
     this.#rows = rows;
     if (this.#buf.length > 1024 * 1024) this.#buf = new Uint8Array(64 * 1024);
@@ -260,16 +288,47 @@ export class PendingOutput {
     this.#crHead = 0;
   }
 
+  /** Scans the lazy region up to `end` (an index in #buf), from its latest sure cut when there is one. */
+  #catchUp(end: number): void {
+    const from = this.#scannedTo - this.#base;
+    if (from >= end) return;
+    const cut = this.#lateCut(from, end);
+    if (cut > from) {
+      // The run goes on through the region (plain text); what it held before the cut can no longer
+      // give the latest cut: forgotten, as #advance forgets CRs that a later one replaces.
+      if (this.#runStart === -1) this.#runStart = this.#base + from;
+      this.#advances = 0;
+      this.#crAt = [];
+      this.#crAdvances = [];
+      this.#crHead = 0;
+    }
+    this.#scanFrom(cut > from ? cut : from, end);
+  }
+
+  /** In the plain bytes [from, end) of #buf: the last CR with `needed` line feeds after it; -1 when none. */
+  #lateCut(from: number, end: number): number {
+    const buf = this.#buf;
+    let lf = end;
+    for (let k = this.#needed(); k > 0; k--) {
+      // (a negative fromIndex would search from the end of the buffer)
+      if (lf - 1 < from) return -1;
+      lf = buf.lastIndexOf(LF, lf - 1);
+      if (lf < from) return -1;
+    }
+    if (lf - 1 < from) return -1;
+    const cr = buf.lastIndexOf(CR, lf - 1);
+    return cr >= from ? cr : -1;
+  }
+
   /**
    * The filter's output is canonical: ESC starts a whole sequence (`ESC [` params final, or ESC
    * intermediates final); UTF-8 characters come whole. Anything but printable ASCII, CR and LF in
    * the ground state ends a plain run.
    */
-  #scanFrom(from: number): void {
+  #scanFrom(from: number, tail: number): void {
     const buf = this.#buf;
     const cols = this.#cols;
     const base = this.#base;
-    const tail = this.#tail;
     let scan = this.#scan;
     for (let i = from; i < tail; i++) {
       const b = buf[i] as number;
@@ -314,6 +373,8 @@ export class PendingOutput {
       } else if (b >= 0x40) scan = Scan.Ground;
     }
     this.#scan = scan;
+    this.#scannedTo = base + tail;
+    this.#lazyCr = false;
   }
 
   #reserve(extra: number): void {

@@ -141,9 +141,9 @@ export class QueuedParse {
     return now < this.#streamingUntil;
   }
 
-  /** Queues bytes; `schedule` then decides when they are parsed. */
-  append(data: Uint8Array): void {
-    this.#pending.append(data);
+  /** Queues bytes (`plain`: the input filter passed them whole as plain text); `schedule` then decides when they are parsed. */
+  append(data: Uint8Array, plain: boolean): void {
+    this.#pending.append(data, plain);
     this.#fedSinceCheck = true;
   }
 

@@ -118,6 +118,13 @@ export class DriveWatch {
       if (this.rooms.verdict.published?.state !== 'working') this.rooms.verdict.publish(QUIET_MS);
       return this.armQuiet();
     }
+    // Bytes of this output still wait in the mirror's queue (a loaded loop: the parse scheduler has
+    // not reached this drive's batch). The screen cannot be judged before they are parsed, and
+    // their parse re-arms this watch (the mirror's change bumps lastChangeAt): the decision is made
+    // QUIET_MS after it, as it was before. Judging now cost a process sample, a forced parse outside
+    // the scheduler's fair slices and a classification, then the same again after that parse; and
+    // a gap a loaded host put into a stream that goes on costs nothing (2026-12-02 profile).
+    if (this.ctx.mirror.backlogBytes > 0) return;
     signals.quietSample = this.options.sampleActivity();
     signals.activity = undefined;
     const status: SessionStatus = this.rooms.verdict.publish();

@@ -19,6 +19,8 @@
  * Pure and O(n): one pass, a few bytes of state, no allocation per byte in the ground state.
  */
 import { charWidth } from '../char-width.js';
+import { plainEnd } from './plain-run.js';
+import { decodeUtf8 } from './utf8.js';
 import { INTERMEDIATE_BYTES, MAX_COUNT, PARAM_BYTES, paramValue, splitParams } from './params.js';
 import { CSI_TABLE, ESC_TABLE } from './sequence-tables.js';
 import { plainSgr, sgr } from './sgr.js';
@@ -389,31 +391,6 @@ export class TmuxInputFilter implements TmuxInputFilterState {
     this.#reserve(s.length);
     for (let i = 0; i < s.length; i++) this.#out[this.#at++] = s.charCodeAt(i);
   }
-}
-
-/** The end of the run of plain text (printable ASCII, CR, LF) from `from`: bytes the ground state passes unchanged. */
-function plainEnd(data: Uint8Array, from: number): number {
-  const n = data.length;
-  let i = from;
-  while (i < n) {
-    const b = data[i] as number;
-    if (b >= 0x20 ? b >= 0x7f : b !== 0x0d && b !== 0x0a) break;
-    i++;
-  }
-  return i;
-}
-
-function decodeUtf8(b: Uint8Array, size: number): number {
-  const b0 = b[0] as number;
-  const b1 = (b[1] as number) & 0x3f;
-  if (size === 2) return ((b0 & 0x1f) << 6) | b1;
-  const b2 = (b[2] as number) & 0x3f;
-  if (size === 3) {
-    const cp = ((b0 & 0x0f) << 12) | (b1 << 6) | b2;
-    return cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff) ? -1 : cp;
-  }
-  const cp = ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | ((b[3] as number) & 0x3f);
-  return cp < 0x10000 || cp > 0x10ffff ? -1 : cp;
 }
 
 /** The final byte as a one-character key, without building a string per sequence. */
