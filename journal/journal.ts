@@ -108,6 +108,17 @@ export class Journal {
     return this.rows.update(id, patch);
   }
 
+  /**
+   * Updates some fields (not the name) of a stored session at the end of this turn, in the
+   * transaction that writes the buffered events: a drive's verdict and its state event commit
+   * together, with no transaction of their own each (session-rows.ts updateSoon). Values are
+   * checked now; getSession and listSessions write it first.
+   */
+  updateSessionSoon(id: string, patch: SessionPatch): void {
+    this.assertOpen();
+    this.rows.updateSoon(id, patch);
+  }
+
   /** The session's server is gone (or it was evicted): terminal, with a machine reason. */
   markFailed(id: string, reason: string): SessionRecord {
     return this.updateSession(id, { state: 'failed', failureReason: reason });

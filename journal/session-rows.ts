@@ -91,14 +91,35 @@ export class SessionRows {
     return this.mustGet(id);
   }
 
+  /**
+   * Updates some fields of a stored session at the end of this turn, in the one transaction that
+   * writes the buffered events (a verdict and its state event commit together), instead of a
+   * transaction of its own now. Checked now (a bad value throws here); reads of sessions write it
+   * first, so they see the call order. A row gone by then (pruned) is not written. No name: a name
+   * is checked against the others' in its own transaction (update).
+   */
+  updateSoon(id: string, patch: SessionPatch): void {
+    checkSessionId('session.id', id);
+    if (typeof patch !== 'object' || patch === null) reject('patch', patch, 'a session patch');
+    if (patch.name !== undefined) reject('patch.name', patch.name, 'no name (a rename is written at once: updateSession)');
+    this.buffer.bufferPatch(id, this.sessionFields(patch), this.writePatch);
+  }
+
+  private readonly writePatch = (id: string, fields: Partial<SessionColumns>): void => {
+    const existing = this.q.sessionById.get(id);
+    if (existing) this.q.updateSession.run({ ...columnsOf(existing), ...fields, id, updated_at: this.now() });
+  };
+
   get(id: string): SessionRecord | undefined {
     checkSessionId('id', id);
+    if (this.buffer.hasPendingPatches) this.buffer.flush();
     const row = this.q.sessionById.get(id);
     return row ? this.recordOf(row) : undefined;
   }
 
   list(states: readonly JournalSessionState[] | undefined): SessionRecord[] {
     const checked = states?.map((s, i) => checkOneOf(`states[${i}]`, s, SESSION_STATES));
+    if (this.buffer.hasPendingPatches) this.buffer.flush();
     return this.q.allSessions
       .all()
       .filter((row) => !checked || checked.includes(row.state))

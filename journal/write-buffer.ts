@@ -1,7 +1,8 @@
 /**
- * The journal's writes. Events and incidents are buffered and written in one transaction at the
- * end of the current turn of the event loop (setImmediate, armed by the first append, never a
- * timer loop), on flush() and on close(). Every other write (sessions, answers, leases) runs
+ * The journal's writes. Events, incidents and session-row patches (a verdict's classification and
+ * counts: updateSessionSoon) are buffered and written in one transaction at the end of the current
+ * turn of the event loop (setImmediate, armed by the first append, never a timer loop), on flush()
+ * and on close(). Every other write (sessions, answers, leases) runs
  * through `write()`, in the same IMMEDIATE transaction as whatever is buffered, so the file's
  * order is the call order; the buffer is cleared only once that transaction committed, so a
  * failed write loses nothing.
@@ -10,7 +11,7 @@ import type Database from 'better-sqlite3';
 import { JournalError } from './journal-error.js';
 import { sqliteCode } from './open-database.js';
 import type { IncidentKind, JournalStats } from './records.js';
-import type { Statements } from './statements.js';
+import type { SessionColumns, Statements } from './statements.js';
 
 /** A flood inside one tick is written in slices of this many rows: bounds memory and commit size. */
 const MAX_PENDING = 10_000;
@@ -30,9 +31,14 @@ export interface PendingIncident {
   readonly tags: string | null;
 }
 
+/** Writes a buffered patch of session `id`'s row, inside the transaction. */
+export type PatchWriter = (id: string, fields: Partial<SessionColumns>) => void;
+
 export class WriteBuffer {
   private pendingEvents: PendingEvent[] = [];
   private pendingIncidents: PendingIncident[] = [];
+  /** Session id → its fields patched this turn (later patches win field by field), in call order. */
+  private pendingPatches = new Map<string, { fields: Partial<SessionColumns>; readonly write: PatchWriter }>();
   /** sid → highest seq in pendingEvents, written to sessions.last_seq in the same transaction. */
   private touched = new Map<number, number>();
   private scheduled: NodeJS.Immediate | undefined;
@@ -51,17 +57,30 @@ export class WriteBuffer {
       for (const e of this.pendingEvents) this.q.insertEvent.run(e.sid, e.seq, e.at, e.kind, e.tags);
       for (const [sid, seq] of this.touched) this.q.bumpSeq.run(seq, sid);
       for (const i of this.pendingIncidents) this.q.insertIncident.run(i.sid, i.kind, i.at, i.tags);
+      for (const [id, patch] of this.pendingPatches) patch.write(id, patch.fields);
       return work();
     });
   }
 
   get hasPending(): boolean {
-    return this.pendingEvents.length > 0 || this.pendingIncidents.length > 0;
+    return this.pendingEvents.length > 0 || this.pendingIncidents.length > 0 || this.pendingPatches.size > 0;
+  }
+
+  get hasPendingPatches(): boolean {
+    return this.pendingPatches.size > 0;
   }
 
   bufferEvent(event: PendingEvent): void {
     this.pendingEvents.push(event);
     this.touched.set(event.sid, event.seq);
+    this.afterBuffering();
+  }
+
+  /** A patch of session `id`'s row, merged with any patch of it already buffered this turn. */
+  bufferPatch(id: string, fields: Partial<SessionColumns>, write: PatchWriter): void {
+    const pending = this.pendingPatches.get(id);
+    if (pending) pending.fields = { ...pending.fields, ...fields };
+    else this.pendingPatches.set(id, { fields, write });
     this.afterBuffering();
   }
 
@@ -100,6 +119,7 @@ export class WriteBuffer {
       this.pendingIncidents = [];
       this.touched = new Map();
     }
+    if (this.pendingPatches.size > 0) this.pendingPatches = new Map();
     return result;
   }
 
@@ -123,7 +143,7 @@ export class WriteBuffer {
   private afterBuffering(): void {
     // After a failed write, retry once a tick rather than on every append (a busy peer would
     // otherwise cost a busy_timeout per call).
-    if (this.lastError === null && this.pendingEvents.length + this.pendingIncidents.length >= MAX_PENDING) {
+    if (this.lastError === null && this.pendingEvents.length + this.pendingIncidents.length + this.pendingPatches.size >= MAX_PENDING) {
       this.autoFlush();
       return;
     }

@@ -88,8 +88,9 @@ export class JournalBinding implements Disposable {
   private onState(status: SessionStatus): void {
     if (status.state === 'exited') return; // recorded by 'exit'
     // Counts survive the host (caps such as maxInteractions hold across CLI invocations); they
-    // are written when the screen settles and on detach, not on the keystroke path.
-    this.journal.updateSession(this.id, { classification: { state: status.state, reason: status.reason }, interactions: this.session.interactionCount });
+    // are written when the screen settles and on detach, not on the keystroke path; at the end of
+    // the turn, in one transaction with the state event (and every other drive's of that turn).
+    this.journal.updateSessionSoon(this.id, { classification: { state: status.state, reason: status.reason }, interactions: this.session.interactionCount });
     this.journal.appendEvent(this.id, 'state', { state: status.state, reason: status.reason });
   }
 

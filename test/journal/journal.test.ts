@@ -56,6 +56,44 @@ describe('sessions', () => {
     expect(journal.getSession('nope')).toBeUndefined();
   });
 
+  it('updateSessionSoon: checked now, read back at once, written at the end of the turn in one commit with that turn\'s events', async () => {
+    journal.upsertSession(sessionInput(tmp.dir, 'a'));
+    journal.upsertSession(sessionInput(tmp.dir, 'b'));
+    const commits = journal.stats().commits;
+    journal.updateSessionSoon('a', { classification: { state: 'working', reason: 'output_flowing' } });
+    journal.appendEvent('a', 'state', { state: 'working', reason: 'output_flowing' });
+    journal.updateSessionSoon('a', { interactions: 2 });
+    journal.updateSessionSoon('b', { classification: { state: 'awaiting-input', reason: 'cursor_parked' }, interactions: 1 });
+    journal.appendEvent('b', 'state', { state: 'awaiting-input', reason: 'cursor_parked' });
+    expect(journal.stats().commits).toBe(commits);
+    // Another connection does not see it yet: nothing was committed in this turn.
+    const peer = new Database(join(tmp.dir, JOURNAL_FILE), { readonly: true });
+    try {
+      expect(peer.prepare('SELECT class_state FROM sessions WHERE id = ?').pluck().get('a')).toBeNull();
+      await nextTick();
+      expect(journal.stats().commits).toBe(commits + 1);
+      expect(peer.prepare('SELECT class_state, class_reason, interactions FROM sessions WHERE id = ?').get('a')).toEqual({ class_state: 'working', class_reason: 'output_flowing', interactions: 2 });
+      expect(peer.prepare('SELECT count(*) FROM events').pluck().get()).toBe(2);
+    } finally {
+      peer.close();
+    }
+    // A read in the same turn sees the patch (written first).
+    journal.updateSessionSoon('a', { classification: { state: 'stuck', reason: 'no_progress' } });
+    expect(journal.getSession('a')?.classification).toEqual({ state: 'stuck', reason: 'no_progress' });
+    journal.updateSessionSoon('b', { interactions: 5 });
+    expect(journal.listSessions().find((r) => r.id === 'b')?.interactions).toBe(5);
+    // Checked now, not at the end of the turn.
+    expect(codeOf(() => journal.updateSessionSoon('a', { classification: { state: 'stuck', reason: 'has spaces and $(x)' } }))).toBe('JOURNAL_BAD_VALUE');
+    expect(codeOf(() => journal.updateSessionSoon('a', { name: 'other' }))).toBe('JOURNAL_BAD_VALUE');
+    expect(codeOf(() => journal.updateSessionSoon('../x', { interactions: 1 }))).toBe('JOURNAL_BAD_VALUE');
+    // A row forgotten before the end of the turn is not written again.
+    journal.updateSession('b', { state: 'exited' });
+    journal.updateSessionSoon('b', { interactions: 9 });
+    journal.forgetSession('b');
+    await nextTick();
+    expect(journal.getSession('b')).toBeUndefined();
+  });
+
   it('keeps socket paths outside the data dir absolute and refuses ones a socket cannot have', () => {
     expect(journal.upsertSession(sessionInput(tmp.dir, 'x', { socketPath: '/run/td/x.sock' })).socketPath).toBe('/run/td/x.sock');
     expect(codeOf(() => journal.upsertSession(sessionInput(tmp.dir, 'y', { socketPath: 'relative/y.sock' })))).toBe('JOURNAL_BAD_VALUE');
