@@ -85,6 +85,10 @@ export interface ReplayObservation {
   readonly events: readonly ObservedPoint[];
   readonly attention: readonly (readonly [t: number, attention: Attention])[];
   readonly answered: readonly (readonly [t: number, keys: string])[];
+  /** The session's own keys (auto-answers) as its transcript has them: when sent, which. */
+  readonly autoKeys: readonly (readonly [t: number, keys: string])[];
+  /** When the harness's listeners were attached (create() had returned), on the replay's clock. */
+  readonly subscribedAt: number;
   readonly waitForText?: WaitResult['outcome'];
   readonly idleVersusStatus?: { readonly wait: WaitResult['outcome']; readonly producing: boolean; readonly state: SessionState; readonly reason: string };
   /**
@@ -177,6 +181,7 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
     // later ones as they come, to tell when each planned write reached the drive.
     const outputBefore = before.filter((e) => e.kind === 'output' && e.data instanceof Uint8Array);
     const outputLive: [number, Uint8Array][] = [];
+    const subscribed = performance.now();
     session.on('output', (data) => void outputLive.push([at(), Uint8Array.from(data)]));
     session.on('attention', (a) => void attention.push([at(), a]));
     session.on('answered', (_digest, keys) => void answered.push([at(), keys.join(' ')]));
@@ -257,6 +262,11 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
       attention,
       answered,
       seen: whenSeen(plan.writes, output),
+      autoKeys: session
+        .transcript()
+        .filter((e) => e.kind === 'keys' && e.tags?.auto === true)
+        .map((e) => [round3((e.time - startWall) / 1000), String(e.tags?.keys)] as const),
+      subscribedAt: round3((subscribed - start) / 1000),
       ...(waitForText !== undefined ? { waitForText } : {}),
       ...(idleVersusStatus !== undefined ? { idleVersusStatus } : {}),
       ...(idleThenType !== undefined ? { idleThenType } : {}),
