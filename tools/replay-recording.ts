@@ -85,8 +85,18 @@ export interface ReplayObservation {
   readonly events: readonly ObservedPoint[];
   readonly attention: readonly (readonly [t: number, attention: Attention])[];
   readonly answered: readonly (readonly [t: number, keys: string])[];
+  /** The session's own keys (auto-answers) as its transcript has them: when sent, which. */
+  readonly autoKeys: readonly (readonly [t: number, keys: string])[];
+  /** When the harness's listeners were attached (create() had returned), on the replay's clock. */
+  readonly subscribedAt: number;
   readonly waitForText?: WaitResult['outcome'];
   readonly idleVersusStatus?: { readonly wait: WaitResult['outcome']; readonly producing: boolean; readonly state: SessionState; readonly reason: string };
+  /**
+   * When the drive saw each planned write: [planned, seen] on the replay's clock, in order (a
+   * write that went into the attach capture is not listed). `compareWithLabels` judges a sample
+   * as of the replay time the drive had caught up to (see `driveTime`).
+   */
+  readonly seen: readonly (readonly [planned: number, seen: number])[];
   /** The idle-then-type caller: when its wait ended (replay clock), how, and the status it saw. */
   readonly idleThenType?: { readonly t: number; readonly wait: WaitResult['outcome']; readonly state: SessionState; readonly reason: string };
 }
@@ -143,18 +153,19 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
     const at = (): number => (t0 === undefined ? 0 : round3((performance.now() - t0) / 1000));
     const started = new Promise<void>((resolve) => {
       // The marker may have arrived before create() returned: its transcript entry has the time.
+      // Which write it was is told by its bytes: on a loaded machine the marker and the first
+      // writes can all go into the attach capture, and the first output seen is a later write.
       const first = session.transcript({ limit: 50 }).find((e) => e.kind === 'output');
       if (first) {
-        t0 = performance.now() - (Date.now() - first.time);
+        t0 = performance.now() - (Date.now() - first.time) - (first.data instanceof Uint8Array ? (plannedAtStart(plan.writes, first.data) ?? 0) : 0) * 1000;
         resolve();
       }
       session.on('output', (data) => {
         if (t0 !== undefined) return;
         // The marker can reach tmux before the control client attaches (it is then in the attach
-        // capture, not in any %output): the first output seen is the first recorded write, whose
-        // time on the replay's clock is known.
-        const marker = data.length >= MARKER.length && MARKER.every((b, i) => data[i] === b);
-        t0 = performance.now() - (marker ? 0 : (firstWriteAt ?? 0) * 1000);
+        // capture, not in any %output), and so can the first writes: the first output seen is the
+        // planned write its bytes begin (the first recorded write when none matches).
+        t0 = performance.now() - (plannedAtStart(plan.writes, data) ?? firstWriteAt ?? 0) * 1000;
         resolve();
       });
     });
@@ -164,7 +175,14 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
     // (a window that stays in one state then has no event at all). Events are not replayed to a
     // listener added later; the transcript's `state` entries have them, with their times. Read in
     // the same turn as the subscription, so none is missed or counted twice.
-    const publishedBefore = session.transcript().filter((e) => e.kind === 'state' && typeof e.tags?.state === 'string');
+    const before = session.transcript();
+    const publishedBefore = before.filter((e) => e.kind === 'state' && typeof e.tags?.state === 'string');
+    // The bytes the drive saw, with when: those of the transcript so far (wall time) and the
+    // later ones as they come, to tell when each planned write reached the drive.
+    const outputBefore = before.filter((e) => e.kind === 'output' && e.data instanceof Uint8Array);
+    const outputLive: [number, Uint8Array][] = [];
+    const subscribed = performance.now();
+    session.on('output', (data) => void outputLive.push([at(), Uint8Array.from(data)]));
     session.on('attention', (a) => void attention.push([at(), a]));
     session.on('answered', (_digest, keys) => void answered.push([at(), keys.join(' ')]));
     // A window whose program prints nothing for a while (cat, a blank loading screen) gives no
@@ -233,6 +251,7 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
       await sleep(SAMPLE_MS);
     }
     await Promise.all(jobs);
+    const output = [...outputBefore.map((e): [number, Uint8Array] => [Math.max(0, round3((e.time - startWall) / 1000)), e.data as Uint8Array]), ...outputLive];
     return {
       spec,
       labels: planned.labels,
@@ -242,6 +261,12 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
       events,
       attention,
       answered,
+      seen: whenSeen(plan.writes, output),
+      autoKeys: session
+        .transcript()
+        .filter((e) => e.kind === 'keys' && e.tags?.auto === true)
+        .map((e) => [round3((e.time - startWall) / 1000), String(e.tags?.keys)] as const),
+      subscribedAt: round3((subscribed - start) / 1000),
       ...(waitForText !== undefined ? { waitForText } : {}),
       ...(idleVersusStatus !== undefined ? { idleVersusStatus } : {}),
       ...(idleThenType !== undefined ? { idleThenType } : {}),
@@ -253,12 +278,66 @@ export async function replayWindow(spec: ReplayWindowSpec, recordingsDir: string
   }
 }
 
-/** status() samples and the published state (the last `state` event) against the labels, over the window. */
+/**
+ * status() samples and the published state (the last `state` event) against the labels, over the
+ * window, each as of the replay time the drive had seen (`driveTime`).
+ */
 export function compareWithLabels(o: ReplayObservation): { status: Agreement; events: Agreement } {
+  const asSeen = (points: readonly ObservedPoint[]): ObservedPoint[] => points.map(([t, state, reason]) => [driveTime(o.seen, t), state, reason]);
   return {
-    status: judgeAgainstLabels(o.status, o.labels, { from: o.from, to: o.to, afterChangeS: AFTER_CHANGE_S }),
-    events: judgeAgainstLabels(o.events, o.labels, { from: o.from, to: o.to, afterChangeS: EVENTS_AFTER_CHANGE_S, heldStepS: SAMPLE_MS / 1000 }),
+    status: judgeAgainstLabels(asSeen(o.status), o.labels, { from: o.from, to: o.to, afterChangeS: AFTER_CHANGE_S }),
+    events: judgeAgainstLabels(asSeen(o.events), o.labels, { from: o.from, to: o.to, afterChangeS: EVENTS_AFTER_CHANGE_S, heldStepS: SAMPLE_MS / 1000 }),
   };
+}
+
+/** The planned time of the first write that `data` begins (or that begins `data`), if any. */
+function plannedAtStart(writes: readonly (readonly [at: number, base64: string])[], data: Uint8Array): number | undefined {
+  for (const [at, base64] of writes) {
+    const bytes = Buffer.from(base64, 'base64');
+    const n = Math.min(bytes.length, data.length);
+    if (n > 0 && Buffer.compare(bytes.subarray(0, n), data.subarray(0, n)) === 0) return at;
+  }
+  return undefined;
+}
+
+/**
+ * When each planned write reached the drive: its bytes found in order in what the drive saw, at
+ * the time of the chunk holding its last byte. A write not found (the marker or a first write
+ * that went into the attach capture, before any %output) is left out.
+ */
+export function whenSeen(writes: readonly (readonly [at: number, base64: string])[], output: readonly (readonly [t: number, data: Uint8Array])[]): [planned: number, seen: number][] {
+  const all = Buffer.concat(output.map(([, d]) => d));
+  const ends: number[] = [];
+  for (const [, d] of output) ends.push((ends.at(-1) ?? 0) + d.byteLength);
+  const seen: [number, number][] = [];
+  let from = 0;
+  for (const [at, base64] of writes) {
+    const bytes = Buffer.from(base64, 'base64');
+    if (bytes.length === 0) continue;
+    const i = all.indexOf(bytes, from);
+    if (i < 0) continue;
+    from = i + bytes.length;
+    const chunk = ends.findIndex((end) => end >= from);
+    seen.push([at, (output[chunk] as readonly [number, Uint8Array])[0]]);
+  }
+  return seen;
+}
+
+/**
+ * The replay time a drive is at, at observer time `t`: the last write it had seen plus the time
+ * since it saw it, but never past the next planned write it had not seen yet (it cannot know what
+ * the program did after that) nor past `t`. On a loaded machine the bytes reach the mirror late;
+ * the slack after a label change then counts from when they arrived, not from when the replay
+ * meant to write them.
+ */
+export function driveTime(seen: readonly (readonly [planned: number, seen: number])[], t: number): number {
+  let k = -1;
+  while (k + 1 < seen.length && (seen[k + 1] as readonly [number, number])[1] <= t) k++;
+  const last = seen[k];
+  const next = seen[k + 1];
+  let at = last ? Math.min(t, last[0] + (t - last[1])) : t;
+  if (next) at = Math.min(at, next[0]);
+  return round3(at);
 }
 
 function round3(n: number): number {

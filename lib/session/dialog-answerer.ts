@@ -59,6 +59,10 @@ export class DialogAnswerer {
     this.answering = true;
     try {
       await mirror.whenParsed();
+      // A dialog can settle while the drive is still being launched (the attach handshake takes
+      // round trips, slow on a loaded host): it is answered once the backend is bound, instead of
+      // failing for want of one (nothing publishes it again while it stays on the screen).
+      if (signals.backend === undefined) await this.boundOrClosed();
       const again = this.rooms.status().dialog;
       if (!again || again.digest !== dialog.digest || signals.phase !== 'live') return; // it went away
       if (heldByPerson()) return; // a person took the drive over meanwhile
@@ -78,6 +82,20 @@ export class DialogAnswerer {
       this.answering = false;
       this.afterAnswer(dialog.digest);
     }
+  }
+
+  /** Resolves when the session is bound to its backend, or closed (its launch failed). */
+  private boundOrClosed(): Promise<void> {
+    const { events } = this.ctx;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        events.off('bound', done);
+        events.off('closed', done);
+        resolve();
+      };
+      events.on('bound', done);
+      events.on('closed', done);
+    });
   }
 
   /**

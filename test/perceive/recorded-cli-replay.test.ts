@@ -152,7 +152,7 @@ function assertCheck(check: Check, o: ReplayObservation): void {
       return;
     }
     case 'autoAnswered':
-      expect(o.answered.length, `the safe dialog was answered (attention: ${JSON.stringify(o.attention.map(([t, a]) => [t, a.reason]))}; events: ${JSON.stringify(o.events)})`).toBeGreaterThan(0);
+      expect(o.answered.length, `the safe dialog was answered (keys the session sent: ${JSON.stringify(o.autoKeys)}; listening from ${o.subscribedAt} s; attention: ${JSON.stringify(o.attention.map(([t, a]) => [t, a.reason]))}; events: ${JSON.stringify(o.events)})`).toBeGreaterThan(0);
       return;
     case 'waitForText':
       expect(o.waitForText).toBe('text');
