@@ -149,7 +149,9 @@ describe('mirror fidelity against tmux 3.3a', () => {
   it('more than a screen of output: history rows match tmux history', async () => {
     const p = await start(BASH, { cols: 40, rows: 10 });
     await p.waitForText('$ ');
-    await p.type("for i in $(seq 1 150); do printf 'line %d \\e[3%dmcolour\\e[0m %s\\n' $i $((i % 8)) $(printf 'w%.0s' $(seq 1 $((i % 50)))); done");
+    // Bash builtins only: the earlier $(seq …)/$(printf …) forked ~450 processes, which on a loaded
+    // machine outlasted the wait (10 s) before line 150 was printed.
+    await p.type("for i in {1..150}; do printf -v w '%*s' $((i % 50)) ''; printf 'line %d \\e[3%dmcolour\\e[0m %s\\n' $i $((i % 8)) \"${w// /w}\"; done");
     await p.keys('Enter');
     await p.waitForText(/line 150.*\n(.*\n)*\$ /);
     const { mirror } = await rebuilt(p);
