@@ -5,7 +5,8 @@
  * holds the host lock for its whole life: one host per data dir, and a standby (`standby: true`)
  * blocked in the kernel on that lock takes over the moment the host dies, SIGKILL included.
  *
- * Rooms: serve-paths (files), host-lock (flock), host-record (who serves), token-store and
+ * Rooms: serve-paths (files), host-lock (flock), host-record (who serves), serving-prep (a
+ * standby's serving made while it waits), token-store and
  * capabilities (tokens, scopes), verbs (the table), gate (the decision), drive-feed
  * (subscriptions), socket-server (the wire). Imports: the public Driver/Session API, lib/wire,
  * journal/audit-log and journal/process-identity, the data dir checks; nothing of a drive's inside.
