@@ -9,7 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { AuditLog } from '../../journal/audit-log.js';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { serve, type ServingHost } from '../../lib/serve/serve.js';
@@ -147,4 +148,19 @@ describe('a standby prepared while it waits', () => {
     clients.push(c);
     expect(c.host.pid).toBe(holder.pid);
   }, 60_000);
+
+  it('the audit log opened while waiting leaves a torn last line (the holder may be writing it) until the takeover ends it', () => {
+    const auditDir = join(dir, 'audit-torn');
+    mkdirSync(auditDir, { mode: 0o700 });
+    appendFileSync(join(auditDir, 'audit.jsonl'), '{"half a line', { mode: 0o600 });
+    const log = AuditLog.open(auditDir, { deferTornLine: true });
+    try {
+      expect(readFileSync(join(auditDir, 'audit.jsonl'), 'utf8')).toBe('{"half a line');
+      log.endTornLine();
+      log.endTornLine(); // once ended, nothing more
+      expect(readFileSync(join(auditDir, 'audit.jsonl'), 'utf8')).toBe('{"half a line\n');
+    } finally {
+      log.close();
+    }
+  });
 });
