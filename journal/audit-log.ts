@@ -44,6 +44,11 @@ export interface AuditLogOptions {
   readonly now?: () => number;
   /** Longer payloads are cut to this many characters, with `payloadChars` and `truncated` tags. */
   readonly maxPayloadChars?: number;
+  /**
+   * Leave a torn last line to `endTornLine()` (a standby opens the log while another process still
+   * appends to it: that writer's line may be in the middle of its write).
+   */
+  readonly deferTornLine?: boolean;
 }
 
 const enum Limits {
@@ -125,13 +130,7 @@ export class AuditLog {
       const st = fstatSync(fd);
       if (!st.isFile()) throw new JournalError('JOURNAL_UNREADABLE', `audit: ${path} is not a regular file`, { path });
       if ((st.mode & 0o777) !== FILE_MODE) fchmodSync(fd, FILE_MODE);
-      // A crash mid-write leaves a last line without its newline: end it, so the next record
-      // starts a line of its own (the fragment stays, as readAudit reports it).
-      if (st.size > 0) {
-        const last = Buffer.alloc(1);
-        readSync(fd, last, 0, 1, st.size - 1);
-        if (last[0] !== 0x0a) writeSync(fd, '\n');
-      }
+      if (!opts.deferTornLine) endTornLineOf(fd);
     } catch (err) {
       closeSync(fd);
       throw err;
@@ -215,6 +214,11 @@ export class AuditLog {
   }
 
   /** Idempotent. */
+  /** Ends a last line left without its newline (see open; for a log opened with `deferTornLine`). */
+  endTornLine(): void {
+    if (this.fd !== undefined) endTornLineOf(this.fd);
+  }
+
   close(): void {
     const fd = this.fd;
     this.fd = undefined;
@@ -224,6 +228,18 @@ export class AuditLog {
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+/**
+ * A crash mid-write leaves a last line without its newline: end it, so the next record starts a
+ * line of its own (the fragment stays, as readAudit reports it).
+ */
+function endTornLineOf(fd: number): void {
+  const size = fstatSync(fd).size;
+  if (size === 0) return;
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  if (last[0] !== 0x0a) writeSync(fd, '\n');
 }
 
 function isRecord(v: unknown): v is AuditRecord {

@@ -18,8 +18,19 @@ export interface HostRecord {
 }
 
 export function writeHostRecord(paths: ServePaths, info: HostInfo): void {
-  const record: HostRecord = { pid: info.pid, startTime: processStartTime(info.pid) ?? 0, startedAt: info.startedAt, socket: paths.socket };
-  writeFileSync(paths.hostRecord, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  hostRecordWriter(paths, info.pid)(info.startedAt);
+}
+
+/**
+ * What writes `pid`'s record, its process start time read now (from /proc): a standby makes it
+ * while it waits, and its takeover only writes the file.
+ */
+export function hostRecordWriter(paths: ServePaths, pid: number): (startedAt: number) => void {
+  const startTime = processStartTime(pid) ?? 0;
+  return (startedAt) => {
+    const record: HostRecord = { pid, startTime, startedAt, socket: paths.socket };
+    writeFileSync(paths.hostRecord, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  };
 }
 
 /** The record when its process is alive; undefined otherwise. */

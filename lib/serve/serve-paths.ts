@@ -21,6 +21,14 @@ export interface ServePaths {
   readonly ownerToken: string;
 }
 
+/** A standby's socket while it waits (bound, serving nobody), renamed over `socket` at its takeover. */
+export function standbySocketPath(paths: ServePaths, pid: number): string {
+  return join(paths.dir, `.standby-${pid}.sock`);
+}
+
+/** The private names a process binds its socket under before it serves (standby, or staging): the pid in [1]. */
+export const PRIVATE_SOCKET = /^\.(?:standby|host)-(\d+)\.sock$/;
+
 export function servePaths(dataDir: string): ServePaths {
   const dir = join(dataDir, 'serve');
   return {

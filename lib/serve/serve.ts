@@ -5,7 +5,8 @@
  * holds the host lock for its whole life: one host per data dir, and a standby (`standby: true`)
  * blocked in the kernel on that lock takes over the moment the host dies, SIGKILL included.
  *
- * Rooms: serve-paths (files), host-lock (flock), host-record (who serves), token-store and
+ * Rooms: serve-paths (files), host-lock (flock), host-record (who serves), serving-prep (a
+ * standby's serving made while it waits), token-store and
  * capabilities (tokens, scopes), verbs (the table), gate (the decision), drive-feed
  * (subscriptions), socket-server (the wire). Imports: the public Driver/Session API, lib/wire,
  * journal/audit-log and journal/process-identity, the data dir checks; nothing of a drive's inside.
@@ -23,6 +24,7 @@ import { HostLock, lockHolders } from './host-lock.js';
 import { readHostRecord, removeHostRecord, writeHostRecord, type HostRecord } from './host-record.js';
 import { TokenStore } from './token-store.js';
 import { Gate } from './gate.js';
+import { PreparedServing } from './serving-prep.js';
 import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
 
 /** A web surface served over the host's gate (the console): its address, and how to close it. */
@@ -124,7 +126,7 @@ export class ServingHost<S extends HostSurface = HostSurface> {
  * A standby observes the live drives while it waits (`hot`), so its takeover starts no control
  * client for them.
  */
-async function takeHostLock(paths: ServePaths, opts: ServeOptions, hot?: () => Promise<DriverStandby>): Promise<{ lock: HostLock; standby?: DriverStandby }> {
+async function takeHostLock(paths: ServePaths, opts: ServeOptions, hot?: () => Promise<DriverStandby>, prepare?: () => Promise<PreparedServing>): Promise<{ lock: HostLock; standby?: DriverStandby; prepared?: PreparedServing }> {
   const lock = await HostLock.tryAcquire(paths.lock, 'exclusive');
   if (lock) return { lock };
   const holder = readHostRecord(paths);
@@ -144,10 +146,13 @@ async function takeHostLock(paths: ServePaths, opts: ServeOptions, hot?: () => P
   }
   // Told, not waited for: the lock wait starts now (a drive that does not answer holds only this line).
   void standby?.hot.then((n) => opts.logger?.info?.(`standby: ${n} live drive(s) observed, their takeover prepared`));
+  // prepare() never rejects (each of its steps falls back to the takeover's own).
+  const prepared = await prepare?.();
   opts.onWaiting?.(holder);
   try {
-    return { lock: await HostLock.acquire(paths.lock, 'exclusive', opts.signal), ...(standby ? { standby } : {}) };
+    return { lock: await HostLock.acquire(paths.lock, 'exclusive', opts.signal), ...(standby ? { standby } : {}), ...(prepared ? { prepared } : {}) };
   } catch (err) {
+    await prepared?.close();
     await standby?.close();
     throw err;
   }
@@ -173,13 +178,15 @@ export async function serve<S extends HostSurface = HostSurface>(opts: ServeOpti
     ...(opts.profileDirs ? { profileDirs: opts.profileDirs } : {}),
     ...(opts.adoptOrphans !== undefined ? { adoptOrphans: opts.adoptOrphans } : {}),
   };
-  const { lock, standby } = await takeHostLock(paths, opts, () => Driver.standby(driverOptions));
+  const logger = opts.logger ?? silent;
+  const limits = { ...SOCKET_LIMITS, ...opts.socketLimits };
+  const prepare = (): Promise<PreparedServing> => PreparedServing.prepare(paths, loaded.config.audit.enabled, { warn: (m) => logger.warn(m) }, limits);
+  const { lock, standby, prepared } = await takeHostLock(paths, opts, () => Driver.standby(driverOptions), prepare);
   try {
-    // A host killed with SIGKILL left its socket: nobody answers on it any more.
-    rmSync(paths.socket, { force: true });
-    const logger = opts.logger ?? silent;
-    const limits = { ...SOCKET_LIMITS, ...opts.socketLimits };
-    if (standby) return await takeOverServing(standby, lock, paths, logger, limits, startSurface);
+    // A host killed with SIGKILL left its socket: nobody answers on it any more (a prepared
+    // standby's socket is renamed over it instead: the path is never without a file).
+    if (!prepared) rmSync(paths.socket, { force: true });
+    if (standby) return await takeOverServing(standby, lock, paths, logger, limits, startSurface, prepared);
     const driver = await Driver.open(driverOptions);
     try {
       return await startServing(driver, lock, paths, true, logger, limits, startSurface);
@@ -188,6 +195,7 @@ export async function serve<S extends HostSurface = HostSurface>(opts: ServeOpti
       throw err;
     }
   } catch (err) {
+    await prepared?.close();
     lock.release();
     throw err;
   }
@@ -199,11 +207,11 @@ export async function serve<S extends HostSurface = HostSurface>(opts: ServeOpti
  * drive alone, a call naming none for all: Gate, Driver.adoption). Resolves once every drive is
  * re-attached or failed; a takeover that fails closes what it started (the host, its socket).
  */
-async function takeOverServing<S extends HostSurface>(standby: DriverStandby, lock: HostLock, paths: ServePaths, logger: Logger, limits: SocketLimits, startSurface: ((gate: Gate) => Promise<S>) | undefined): Promise<ServingHost<S>> {
+async function takeOverServing<S extends HostSurface>(standby: DriverStandby, lock: HostLock, paths: ServePaths, logger: Logger, limits: SocketLimits, startSurface: ((gate: Gate) => Promise<S>) | undefined, prepared: PreparedServing | undefined): Promise<ServingHost<S>> {
   let host: ServingHost<S> | undefined;
   try {
     await standby.takeOver(async (driver) => {
-      host = await startServing(driver, lock, paths, true, logger, limits, startSurface);
+      host = await startServing(driver, lock, paths, true, logger, limits, startSurface, prepared);
     });
   } catch (err) {
     await host?.close();
@@ -229,9 +237,10 @@ export async function serveDriver(driver: Driver, opts: { readonly logger?: Logg
   }
 }
 
-async function startServing<S extends HostSurface>(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, startSurface?: (gate: Gate) => Promise<S>): Promise<ServingHost<S>> {
-  const tokens = TokenStore.open(paths);
-  const audit = driver.config.audit.enabled ? AuditLog.open(paths.dataDir) : undefined;
+/** Serves `driver` on the socket: through what a standby prepared while waiting, when given. */
+async function startServing<S extends HostSurface>(driver: Driver, lock: HostLock, paths: ServePaths, ownsDriver: boolean, logger: Logger, limits: SocketLimits, startSurface?: (gate: Gate) => Promise<S>, prepared?: PreparedServing): Promise<ServingHost<S>> {
+  const tokens = prepared ? prepared.tokens() : TokenStore.open(paths);
+  const audit = driver.config.audit.enabled ? (prepared ? prepared.takeAudit() : AuditLog.open(paths.dataDir)) : undefined;
   try {
     const gate = new Gate({ driver, tokens, ...(audit ? { audit } : {}) });
     // It listens first: an address in use fails the start before the host record names this process.
@@ -239,8 +248,9 @@ async function startServing<S extends HostSurface>(driver: Driver, lock: HostLoc
     const info: HostInfo = { pid: process.pid, startedAt: Date.now(), dataDir: paths.dataDir };
     let server: SocketServer;
     try {
-      writeHostRecord(paths, info);
-      server = await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits);
+      if (prepared) prepared.writeHostRecord(info);
+      else writeHostRecord(paths, info);
+      server = prepared?.serve(gate, info) ?? (await SocketServer.listen(paths.socket, gate, info, { warn: (m) => logger.warn(m) }, limits));
     } catch (err) {
       await web?.close();
       throw err;

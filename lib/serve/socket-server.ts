@@ -44,43 +44,94 @@ export interface ServerLog {
   warn(message: string): void;
 }
 
+/** What a connection is served by: set when the socket starts serving (a bound standby socket has none yet). */
+interface Served {
+  readonly gate: Gate;
+  readonly host: HostInfo;
+}
+
 export class SocketServer {
   private closing = false;
+  private served: Served | undefined;
 
   private constructor(
     private readonly server: Server,
     private readonly connections: Set<Connection>,
-    readonly path: string,
-    private readonly ino: number,
+    private where: { path: string; ino: number },
   ) {}
+
+  /** Where it listens now: its private name until it serves, then the host's socket. */
+  get path(): string {
+    return this.where.path;
+  }
 
   /**
    * Listens on `path`: bound under a private name, made 0600, then renamed into place, so the
    * path appears (a client watching the directory is woken) only once the socket is ready.
    */
   static async listen(path: string, gate: Gate, host: HostInfo, log: ServerLog, limits: SocketLimits = SOCKET_LIMITS): Promise<SocketServer> {
-    const staging = join(dirname(path), `.host-${process.pid}.sock`);
+    const server = await SocketServer.bind(join(dirname(path), `.host-${process.pid}.sock`), log, limits);
+    try {
+      server.serveAt(path, gate, host);
+    } catch (err) {
+      await server.close();
+      throw err;
+    }
+    return server;
+  }
+
+  /**
+   * Binds a socket (0600) at the private `staging` path that serves nobody yet: a connection made
+   * to it before serveAt() is closed at once. A standby binds its socket so while it waits; its
+   * takeover then only names it (serveAt) instead of binding one on the takeover's clock.
+   */
+  static async bind(staging: string, log: ServerLog, limits: SocketLimits = SOCKET_LIMITS): Promise<SocketServer> {
     rmSync(staging, { force: true });
     const connections = new Set<Connection>();
+    let self: SocketServer | undefined;
     const server = createServer({ allowHalfOpen: false }, (socket) => {
+      const served = self?.served;
+      if (!served) return void socket.destroy();
       if (connections.size >= limits.maxConnections) {
         socket.end(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: toWireError(new TmuxDriveError('LIMIT_REACHED', `the host serves at most ${limits.maxConnections} connections`)) })}\n`);
         return;
       }
-      const c = new Connection(socket, gate, host, log, limits, () => connections.delete(c));
+      const c = new Connection(socket, served.gate, served.host, log, limits, () => connections.delete(c));
       connections.add(c);
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err) => reject(new HostError('NOT_SERVING', `cannot listen on ${staging} (${(err as NodeJS.ErrnoException).code ?? err.message})`, { path: staging })));
       server.listen(staging, () => {
-        server.off('error', reject);
+        server.removeAllListeners('error');
         resolve();
       });
     });
-    chmodSync(staging, 0o600);
-    renameSync(staging, path);
+    try {
+      chmodSync(staging, 0o600);
+      self = new SocketServer(server, connections, { path: staging, ino: statSync(staging).ino });
+    } catch (err) {
+      server.close();
+      rmSync(staging, { force: true });
+      throw new HostError('NOT_SERVING', `cannot make ${staging} private (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { path: staging });
+    }
     server.on('error', (err) => log.warn(`socket: ${err.message}`));
-    return new SocketServer(server, connections, path, statSync(path).ino);
+    return self;
+  }
+
+  /**
+   * Serves `gate` and names the socket `path`: rename(2) over whatever is there (a dead host's
+   * socket goes in the same step), so a client connecting to `path` reaches this socket, or the
+   * file it replaced, never no file. Once.
+   */
+  serveAt(path: string, gate: Gate, host: HostInfo): void {
+    if (this.served || this.closing) throw new HostError('NOT_SERVING', 'this socket already serves, or is closed');
+    try {
+      renameSync(this.where.path, path);
+    } catch (err) {
+      throw new HostError('NOT_SERVING', `cannot put the socket at ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { path });
+    }
+    this.where = { path, ino: this.where.ino };
+    this.served = { gate, host };
   }
 
   get connectionCount(): number {
@@ -94,7 +145,7 @@ export class SocketServer {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const c of [...this.connections]) c.end();
     try {
-      if (statSync(this.path).ino === this.ino) rmSync(this.path, { force: true });
+      if (statSync(this.where.path).ino === this.where.ino) rmSync(this.where.path, { force: true });
     } catch {
       /* already gone */
     }

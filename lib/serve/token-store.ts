@@ -6,7 +6,7 @@
  * private key; every other token is shown once, at mint. Only the serving host writes the store
  * (it holds the exclusive lock): mint and revoke need a host.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { TmuxDriveError } from '../common/errors.js';
 import { CAPABILITY_CLASSES, type Identity, type Scope } from '../wire/protocol.js';
@@ -44,7 +44,42 @@ function newToken(): string {
   return `tdk_${randomBytes(32).toString('base64url')}`;
 }
 
+/** Which version of a file was read: a write replaces it (a new inode), so any change moves one of these. */
+export interface FileStamp {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
+
+/** The store's two files as read: undefined for a file that was absent. */
+export interface StoreStamp {
+  readonly owner: FileStamp | undefined;
+  readonly tokens: FileStamp | undefined;
+}
+
+function stampOf(st: { ino: number; size: number; mtimeMs: number }): FileStamp {
+  return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+}
+
+function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/** The file's stamp now (undefined when absent; a file that cannot be stat'ed is a change). */
+function statStamp(path: string): FileStamp | undefined | 'unknown' {
+  try {
+    return stampOf(lstatSync(path));
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : 'unknown';
+  }
+}
+
 function readSmallFile(path: string): string | undefined {
+  return readStampedFile(path)?.text;
+}
+
+/** The file's text and the stamp of the very descriptor it was read through. */
+function readStampedFile(path: string): { readonly text: string; readonly stamp: FileStamp } | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -56,7 +91,7 @@ function readSmallFile(path: string): string | undefined {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > MAX_STORE_BYTES) throw new TmuxDriveError('DATA_DIR_INVALID', `${path} is not a token file this host wrote`, { path });
     if ((st.mode & 0o077) !== 0) throw new TmuxDriveError('DATA_DIR_INVALID', `${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}): chmod 600 it`, { path });
-    return readFileSync(fd, 'utf8');
+    return { text: readFileSync(fd, 'utf8'), stamp: stampOf(st) };
   } finally {
     closeSync(fd);
   }
@@ -106,18 +141,40 @@ export class TokenStore {
 
   /** Loads the store, creating the owner's token on first use. */
   static open(paths: ServePaths, now: () => number = Date.now): TokenStore {
-    let owner = readSmallFile(paths.ownerToken)?.trim();
+    return TokenStore.load(paths, true, now).store as TokenStore;
+  }
+
+  /**
+   * Loads the store as it is now without writing anything (a standby reads it while the holder
+   * may still change it): no store when the owner's token is not made yet. The stamp says which
+   * files were read, for `unchanged()` at takeover.
+   */
+  static peek(paths: ServePaths, now: () => number = Date.now): { readonly store: TokenStore | undefined; readonly stamp: StoreStamp } {
+    return TokenStore.load(paths, false, now);
+  }
+
+  /** Whether the store's files are still the ones `stamp` names (then what was read from them holds). */
+  static unchanged(paths: ServePaths, stamp: StoreStamp): boolean {
+    const owner = statStamp(paths.ownerToken);
+    const tokens = statStamp(paths.tokens);
+    return owner !== 'unknown' && tokens !== 'unknown' && sameStamp(owner, stamp.owner) && sameStamp(tokens, stamp.tokens);
+  }
+
+  private static load(paths: ServePaths, create: boolean, now: () => number): { readonly store: TokenStore | undefined; readonly stamp: StoreStamp } {
+    const ownerFile = readStampedFile(paths.ownerToken);
+    let owner = ownerFile?.text.trim();
     if (owner === undefined) {
+      if (!create) return { store: undefined, stamp: { owner: undefined, tokens: undefined } };
       owner = newToken();
       writeAtomically(paths.ownerToken, `${owner}\n`);
     }
     if (!TOKEN.test(owner)) throw new TmuxDriveError('DATA_DIR_INVALID', `${paths.ownerToken} does not hold a token: delete it and restart the host to make a new one`, { path: paths.ownerToken });
-    const text = readSmallFile(paths.tokens);
+    const tokensFile = readStampedFile(paths.tokens);
     let records: TokenRecord[] = [];
-    if (text !== undefined) {
+    if (tokensFile !== undefined) {
       let parsed: unknown;
       try {
-        parsed = JSON.parse(text);
+        parsed = JSON.parse(tokensFile.text);
       } catch {
         parsed = undefined;
       }
@@ -127,7 +184,15 @@ export class TokenStore {
       }
       records = doc.tokens as TokenRecord[];
     }
-    return new TokenStore(paths, owner, records, now);
+    return { store: new TokenStore(paths, owner, records, now), stamp: { owner: ownerFile?.stamp, tokens: tokensFile?.stamp } };
+  }
+
+  /**
+   * Runs verify's code once, on a scratch store and a token nobody holds (crypto's first use, ~17 ms
+   * cold here, is then not on a takeover's clock). Reads and writes nothing.
+   */
+  static rehearse(paths: ServePaths): void {
+    new TokenStore(paths, newToken(), [], Date.now).verify(newToken());
   }
 
   /** Who presents `token`: the owner, a minted token, or nobody (and why). */
