@@ -3,9 +3,9 @@
  * pane output is queued for the client (a command's reply, a notification) behind that output.
  * When the pane's queued output then ages past pause-after inside tmux's write callback, tmux
  * drops it, stores `%pause` behind that line, and (its buffer to the client being empty) turns the
- * write event off: neither line is written until tmux writes another line to this client (reference
- * §4, "the stranded %pause"; test/backends/tmux/stranded-pause.test.ts makes it on demand). The
- * drive's output stops for good meanwhile.
+ * write event off: neither line is written until tmux writes another line to this client
+ * (docs/backends.md; test/backends/tmux/stranded-pause.test.ts makes it on demand). The drive's
+ * output stops for good meanwhile.
  *
  * So once output has stopped for QUIET_MS during a flood (≥ FLOOD_BYTES, or output tmux held
  * ≥ BEHIND_MS: tmux queues for us), one `continue` is sent: its reply makes tmux write what it

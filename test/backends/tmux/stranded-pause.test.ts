@@ -1,5 +1,5 @@
 /**
- * The %pause tmux 3.3a strands (reference §4): a line tmux must write while pane output is queued
+ * The %pause tmux 3.3a strands (docs/backends.md): a line tmux must write while pane output is queued
  * for a control client (a command's reply, a notification) is stored behind that output; when the
  * output then ages past pause-after inside tmux's write callback, tmux drops it, stores `%pause`
  * behind that line and turns its write event off (its buffer to the client is empty), so neither
