@@ -6,7 +6,7 @@
  *   control-client.ts    one `tmux -C` client over pipes (lib/control's parser and queue)
  *   attach-handshake.ts  what a new client does before its first resync
  *   pane-resync.ts       captures, resyncs and fidelity grids, one at a time (reference §5)
- *   pause-probe.ts       a continue after a flood, for a pane tmux paused without a %pause
+ *   pause-probe.ts       a continue after a flood stops: flushes a %pause tmux 3.3a stranded
  *   pane-input.ts        keys to the pane (text, pastes, named keys), out of a copy mode first
  *   operator-clients.ts  terminal clients (an operator's `tmux attach`) on the server
  *   capture-gate.ts      pane output around a capture in flight (pure)
@@ -226,7 +226,7 @@ export class TmuxBackend implements DriveBackend {
       case 'output':
         if (event.pane === this.pane) {
           this.sync.output(event.data);
-          this.pauseProbe.output(event.data.length);
+          this.pauseProbe.output(event.data.length, event.ageMs);
         }
         return;
       case 'reply':

@@ -1,7 +1,7 @@
 /**
- * The pause probe's timing alone, on a manual clock (no tmux here: the pause tmux 3.3a leaves
- * unannounced was seen only under load and cannot be made on demand; what tmux answers to the
- * continue is covered by test/integration/pane-pause.test.ts, a pause tmux announces).
+ * The pause probe's timing alone, on a manual clock. What tmux does is in the real-tmux tests:
+ * test/backends/tmux/stranded-pause.test.ts (the %pause tmux 3.3a strands, and a drive that recovers
+ * from it), test/integration/pane-pause.test.ts (a pause tmux announces).
  */
 import { describe, expect, it } from 'vitest';
 import { PauseProbe } from '../../../backends/tmux/pause-probe.js';
@@ -10,15 +10,16 @@ import { ManualClock } from '../../control/manual-clock.js';
 function setup(): { clock: ManualClock; probe: PauseProbe; sent: () => number; answer: () => void } {
   const clock = new ManualClock();
   let sent = 0;
-  let answer: () => void = () => undefined;
+  const answers: (() => void)[] = [];
   const probe = new PauseProbe({
     clock,
     probe: () => {
       sent += 1;
-      return new Promise<void>((resolve) => (answer = resolve));
+      return new Promise<void>((resolve) => answers.push(resolve));
     },
   });
-  return { clock, probe, sent: () => sent, answer: () => answer() };
+  // Replies come in command order.
+  return { clock, probe, sent: () => sent, answer: () => answers.shift()?.() };
 }
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -68,5 +69,65 @@ describe('PauseProbe', () => {
     probe.output(1024 * 1024);
     clock.advance(2000);
     expect(sent()).toBe(0);
+  });
+
+  it('output between a probe and its reply: the flood goes on, the next quiet second is probed; a reply with nothing before it ends the flood', async () => {
+    const { clock, probe, sent, answer } = setup();
+    probe.output(128 * 1024);
+    clock.advance(1000);
+    expect(sent()).toBe(1);
+    probe.output(2000); // tmux had output queued ahead of the reply: less than a flood's worth
+    answer();
+    await flush();
+    clock.advance(999);
+    expect(sent()).toBe(1);
+    clock.advance(1);
+    expect(sent()).toBe(2); // the old probe stopped after one: this stop could be a stranded %pause
+    answer(); // nothing came before this reply: tmux had nothing queued
+    await flush();
+    clock.advance(10_000);
+    expect(sent()).toBe(2);
+    expect(clock.armed).toBe(0);
+  });
+
+  it('a probe unanswered for a second is followed by one more (its own reply may be the stranded line); none while two are unanswered', async () => {
+    const { clock, probe, sent, answer } = setup();
+    probe.output(64 * 1024);
+    clock.advance(1000);
+    expect(sent()).toBe(1);
+    clock.advance(1000);
+    expect(sent()).toBe(2);
+    clock.advance(10_000);
+    expect(sent()).toBe(2); // tmux answers neither: the command deadline reports that, not more probes
+    expect(clock.armed).toBe(0);
+    probe.output(100); // output since: both replies may be stranded behind output tmux dropped since
+    clock.advance(1000);
+    expect(sent()).toBe(3);
+    answer();
+    answer();
+    answer();
+    await flush();
+    clock.advance(1000);
+    expect(clock.armed).toBe(0);
+    expect(sent()).toBe(3);
+  });
+
+  it('output tmux held a second or more makes a flood of a trickle; fresh output does not', () => {
+    const { clock, probe, sent } = setup();
+    probe.output(100, 20);
+    clock.advance(5000);
+    expect(sent()).toBe(0);
+    probe.output(100, 1500);
+    clock.advance(1000);
+    expect(sent()).toBe(1);
+  });
+
+  it('a %continue after an announced %pause answers that pause, not the probe', () => {
+    const { clock, probe } = setup();
+    probe.output(64 * 1024);
+    clock.advance(1000);
+    expect(probe.probing).toBe(true);
+    probe.paused();
+    expect(probe.probing).toBe(false);
   });
 });

@@ -1,0 +1,154 @@
+/**
+ * The %pause tmux 3.3a strands (docs/backends.md): a line tmux must write while pane output is queued
+ * for a control client (a command's reply, a notification) is stored behind that output; when the
+ * output then ages past pause-after inside tmux's write callback, tmux drops it, stores `%pause`
+ * behind that line and turns its write event off (its buffer to the client is empty), so neither
+ * line is written until tmux writes another one to the client. Made on demand here with real tmux:
+ * the client's stdout is not read while the pane prints (what a held event loop does), a command
+ * is sent meanwhile, then reading resumes after pause-after.
+ *
+ * First the tmux fact on a bare control client; then a drive, whose output must not stop for good
+ * (backends/tmux/pause-probe.ts). The drive's reader is stopped through its backend's
+ * pauseOutput(), the mirror-backpressure switch: the test's one reach inside the session.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ControlClient } from '../../../backends/tmux/control-client.js';
+import { systemClock } from '../../../backends/process/system-clock.js';
+import type { ControlEvent } from '../../../lib/control/parser.js';
+import type { DriveBackend } from '../../../lib/session/backend.js';
+import type { Session } from '../../../lib/index.js';
+import { allow, openDriver, type TestDriver } from '../../helpers.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const tmuxAt = (socket: string, ...args: string[]): string => spawnSync('tmux', ['-S', socket, ...args], { encoding: 'utf8', timeout: 5000 }).stdout;
+
+/** Lines of backslashes: tmux sends each byte as `\134`, so the client's pipe holds a quarter as many pane bytes. */
+const PRINT_BACKSLASHES = (lines: number): string => `printf -v L '%*s' 100 ''; L=\${L// /\\\\}; for ((i=0;i<${lines};i++)); do printf '%s\\n' "$L"; done; echo END-$((6*7))`;
+
+describe('the %pause tmux 3.3a strands behind a stored line', () => {
+  let dir: string;
+  let socket: string;
+  let file: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'td-strand-'));
+    socket = join(dir, 's.sock');
+    file = join(dir, 'text');
+    writeFileSync(file, `${'0123456789abcdef'.repeat(5).concat('\n').repeat(3700)}END-42\n`);
+    expect(spawnSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'strand', '-x', '120', '-y', '40', '--', '/bin/bash', '--norc', '--noprofile'], { timeout: 5000 }).status).toBe(0);
+  });
+  afterAll(() => {
+    spawnSync('tmux', ['-S', socket, 'kill-server'], { timeout: 5000 });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is written only when tmux writes the next line to the client (a reply here)', async () => {
+    const events: ControlEvent[] = [];
+    let terminal: ChildProcess | undefined;
+    const client = await ControlClient.attach({
+      tmuxPath: 'tmux',
+      socket,
+      session: 'strand',
+      clock: systemClock,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      timeoutMs: 10_000,
+      onEvent: (e) => events.push(e),
+      onClosed: () => undefined,
+    });
+    try {
+      await client.command({ line: 'refresh-client -f pause-after=3' });
+      // A terminal client too (output to /dev/null): with one attached, tmux 3.3a never stops
+      // reading the pane for a control client that is behind (reference §4), so the pane finishes
+      // and nothing more arrives to make tmux look at the queued output's age before we read again.
+      terminal = spawn('script', ['-qfc', `tmux -S ${socket} attach -t strand`, '/dev/null'], { stdio: 'ignore' });
+      await expect.poll(() => tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode}').split('\n').filter((l) => l === '0').length, { timeout: 20_000 }).toBe(1);
+      client.pauseReading();
+      const typed = client.command({ line: `send-keys -t strand 'clear; cat ${file}' Enter` }).catch((err: unknown) => err);
+      // The pane prints 300 KB, which tmux reads and queues for the client, whose pipe is full.
+      const t0 = Date.now();
+      await expect.poll(() => tmuxAt(socket, 'capture-pane', '-p', '-t', 'strand'), { timeout: 10_000, interval: 50 }).toMatch(/^END-42$/m);
+      const stored = client.command({ line: 'display-message -p stored-behind-output' });
+      // Past pause-after, with no pane output left to make tmux look at the queued output's age.
+      await sleep(Math.max(0, 4000 - (Date.now() - t0)));
+      client.resumeReading();
+      await typed;
+      await sleep(2000);
+      const names = (): string[] => events.flatMap((e) => (e.kind === 'notification' ? [e.name] : e.kind === 'reply' ? ['reply'] : []));
+      const outputs = events.filter((e) => e.kind === 'output').length;
+      // Output stopped short of the end, no %pause, the stored reply not written.
+      expect(names()).not.toContain('pause');
+      expect(events.some((e) => e.kind === 'output' && new TextDecoder().decode(e.data).includes('END-42'))).toBe(false);
+      let storedDone = false;
+      void stored.then(() => (storedDone = true));
+      await sleep(0);
+      expect(storedDone).toBe(false);
+      expect(outputs).toBeGreaterThan(0);
+
+      // Any later line (a reply) makes tmux write what it held: the stored reply, then the %pause.
+      const before = events.length;
+      await client.command({ line: 'display-message -p later' });
+      await stored;
+      const after = events.slice(before).flatMap((e) => (e.kind === 'notification' && e.name === 'pause' ? ['pause'] : e.kind === 'reply' ? ['reply'] : []));
+      expect(after).toEqual(['reply', 'pause', 'reply']);
+    } finally {
+      terminal?.kill('SIGKILL');
+      await client.detach();
+    }
+  }, 30_000);
+});
+
+describe('a drive whose %pause tmux stranded', () => {
+  let t: TestDriver;
+  beforeAll(async () => {
+    t = await openDriver([allow('bash', '/bin/bash', { env: { PS1: '$ ' } })]);
+  });
+  afterAll(async () => {
+    await t.cleanup();
+  });
+
+  it('does not stop for good: the probe after the flood stopped gets the %pause written, the pane is rebuilt and continued', async () => {
+    const s: Session = await t.driver.create({ allowId: 'bash', args: ['--norc', '--noprofile'], cols: 120, rows: 40 });
+    try {
+      expect((await s.wait({ forText: '$ ', timeoutMs: 10_000 })).outcome).toBe('text');
+      const backend = (s as unknown as { ctx: { signals: { backend: DriveBackend } } }).ctx.signals.backend;
+      const argv = s.attachCommand();
+      const socket = argv[argv.indexOf('-S') + 1] as string;
+      const control = tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode} #{client_name}')
+        .split('\n')
+        .filter((l) => l.startsWith('1 '))
+        .map((l) => l.slice(2));
+      expect(control).toHaveLength(1);
+      // The library's pause-after is 5 s; 1 s keeps the test short (the same tmux path).
+      tmuxAt(socket, 'refresh-client', '-t', control[0] as string, '-f', 'pause-after=1');
+
+      const reasons: string[] = [];
+      s.on('resync', (reason) => reasons.push(reason));
+      let bytes = 0;
+      let stopped = false;
+      s.on('output', (d) => {
+        bytes += d.length;
+        // A flood's worth reached the drive: from now on its control client's stdout is not read.
+        if (!stopped && bytes >= 100 * 1024) {
+          stopped = true;
+          backend.pauseOutput();
+        }
+      });
+      await s.sendText(PRINT_BACKSLASHES(3000), { submit: true });
+      await expect.poll(() => stopped, { timeout: 10_000 }).toBe(true);
+      // The probe fires after a quiet second: its reply is stored behind the output tmux queued.
+      await sleep(2500);
+      backend.resumeOutput();
+      // Before the fix the probe did not come again (what arrived after its reply was short of a
+      // flood), and the drive never showed the end: tmux held the %pause behind the probe's reply.
+      expect((await s.wait({ forText: 'END-42', timeoutMs: 15_000 })).outcome).toBe('text');
+      expect(reasons).toContain('pause');
+      expect(s.read().content).toMatch(/^END-42$/m);
+      expect((await s.fidelity()).equal).toBe(true);
+    } finally {
+      await s.kill();
+    }
+  }, 60_000);
+});
