@@ -105,6 +105,20 @@ export class SessionRows {
     this.buffer.bufferPatch(id, this.sessionFields(patch), this.writePatch);
   }
 
+  /**
+   * A read sees the patches buffered before it (call order). When that write fails (a peer holds
+   * the file past busy_timeout) the read still answers, from the file: the patches stay buffered,
+   * and the end-of-turn write reports its failure (onError) as for events.
+   */
+  private writePatchesBeforeRead(): void {
+    if (!this.buffer.hasPendingPatches) return;
+    try {
+      this.buffer.flush();
+    } catch (error) {
+      if (!(error instanceof JournalError) || error.code !== 'JOURNAL_WRITE_FAILED') throw error;
+    }
+  }
+
   private readonly writePatch = (id: string, fields: Partial<SessionColumns>): void => {
     const existing = this.q.sessionById.get(id);
     if (existing) this.q.updateSession.run({ ...columnsOf(existing), ...fields, id, updated_at: this.now() });
@@ -112,14 +126,14 @@ export class SessionRows {
 
   get(id: string): SessionRecord | undefined {
     checkSessionId('id', id);
-    if (this.buffer.hasPendingPatches) this.buffer.flush();
+    this.writePatchesBeforeRead();
     const row = this.q.sessionById.get(id);
     return row ? this.recordOf(row) : undefined;
   }
 
   list(states: readonly JournalSessionState[] | undefined): SessionRecord[] {
     const checked = states?.map((s, i) => checkOneOf(`states[${i}]`, s, SESSION_STATES));
-    if (this.buffer.hasPendingPatches) this.buffer.flush();
+    this.writePatchesBeforeRead();
     return this.q.allSessions
       .all()
       .filter((row) => !checked || checked.includes(row.state))

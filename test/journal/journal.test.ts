@@ -275,12 +275,17 @@ describe('batching', () => {
     expect(errors.map((e) => [e.code, e.context['sqlite']])).toEqual([['JOURNAL_WRITE_FAILED', 'SQLITE_BUSY']]);
     expect(journal.stats()).toMatchObject({ pendingEvents: 2, lastError: 'SQLITE_BUSY' });
     expect(codeOf(() => journal.flush())).toBe('JOURNAL_WRITE_FAILED');
+    // A read while a verdict's patch cannot be written answers from the file; the patch stays buffered.
+    journal.updateSessionSoon('a', { interactions: 7 });
+    expect(journal.getSession('a')?.interactions).toBe(0);
+    expect(journal.listSessions().map((r) => [r.id, r.interactions])).toEqual([['a', 0]]);
     peer.exec('COMMIT');
     peer.close();
     expect(journal.appendEvent('a', 'output')).toBe(3);
     journal.flush();
     expect(journal.stats()).toMatchObject({ pendingEvents: 0, lastError: null });
     expect(journal.events('a').map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(journal.getSession('a')?.interactions).toBe(7);
   });
 
   it('stamps times from the injected clock', () => {
