@@ -213,12 +213,12 @@ export class AuditLog {
     return this.fd === undefined;
   }
 
-  /** Idempotent. */
   /** Ends a last line left without its newline (see open; for a log opened with `deferTornLine`). */
   endTornLine(): void {
     if (this.fd !== undefined) endTornLineOf(this.fd);
   }
 
+  /** Idempotent. */
   close(): void {
     const fd = this.fd;
     this.fd = undefined;

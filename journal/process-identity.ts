@@ -41,6 +41,12 @@ export function currentHolder(): LeaseHolder {
   return { pid: process.pid, startTime };
 }
 
+/** True while `pid` exists and is not a zombie (a SIGKILLed process its parent has not reaped yet). */
+export function isPidAlive(pid: number): boolean {
+  const stat = readStat(pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+}
+
 /**
  * True iff the process exists, has the same start time and is not a zombie (a killed process its
  * parent has not reaped yet still has a /proc entry, but it will never write again).

@@ -15,21 +15,13 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditLog } from '../../journal/audit-log.js';
+import { isPidAlive } from '../../journal/process-identity.js';
 import type { HostInfo } from '../wire/protocol.js';
 import type { Gate } from './gate.js';
 import { hostRecordWriter } from './host-record.js';
 import { PRIVATE_SOCKET, standbySocketPath, type ServePaths } from './serve-paths.js';
 import { SocketServer, type ServerLog, type SocketLimits } from './socket-server.js';
 import { TokenStore, type StoreStamp } from './token-store.js';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Private sockets left by a process that died before it served or closed (a SIGKILLed standby): removed. */
 export function removeDeadPrivateSockets(paths: ServePaths): void {
@@ -41,7 +33,7 @@ export function removeDeadPrivateSockets(paths: ServePaths): void {
   }
   for (const name of names) {
     const pid = Number(PRIVATE_SOCKET.exec(name)?.[1]);
-    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)) rmSync(join(paths.dir, name), { force: true });
+    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !isPidAlive(pid)) rmSync(join(paths.dir, name), { force: true });
   }
 }
 
