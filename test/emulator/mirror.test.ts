@@ -80,6 +80,12 @@ describe('Mirror: bytes in', () => {
     const expected = { digest: reference.digest(), ansi: reference.snapshot({ format: 'ansi', scrollback: 'all' }).content };
 
     const cut = fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { minLength: 5, maxLength: 400 }).map((c) => c.sort((a, b) => a - b));
+    // A run may rightly take the sync path for no chunk: when its first chunk is over the sync limit
+    // and nothing lets the queue drain, every later chunk queues behind it (CI's counterexample: cuts
+    // 1, 4090..4093, no pauses; the filter passes 4,099 bytes for the second). So the sync path's
+    // coverage is counted over all runs, and each run checks only the grid.
+    let syncRuns = 0;
+    const noPauses = Array.from({ length: 400 }, () => false);
     await fc.assert(
       fc.asyncProperty(cut, fc.array(fc.boolean(), { minLength: 400, maxLength: 400 }), async (cuts, pauses) => {
         const m = new Mirror({ cols: 40, rows: 10, scrollback: 200 });
@@ -95,14 +101,16 @@ describe('Mirror: bytes in', () => {
             if (pauses[i]) await m.whenParsed();
           }
           await m.whenParsed();
-          expect(sync).toBeGreaterThan(0);
+          if (sync > 0) syncRuns++;
           expect({ digest: m.digest(), ansi: m.snapshot({ format: 'ansi', scrollback: 'all' }).content }).toEqual(expected);
         } finally {
           m.dispose();
         }
       }),
-      { numRuns: 25 },
+      { numRuns: 25, examples: [[[1, 4090, 4091, 4092, 4093], noPauses]] },
     );
+    // Random cuts are mostly small chunks: most runs take the sync path at least once.
+    expect(syncRuns).toBeGreaterThan(5);
   });
 
   it('paints the same grid on the parse scheduler (its own queue, batches, fast-forward), with resizes in the stream', async () => {
