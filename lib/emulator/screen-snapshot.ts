@@ -3,6 +3,7 @@
  * (with history rows above the screen on request), the visible rows as text, the cursor, and how
  * each row follows the one above (for redaction that sees a wrapped secret as one word).
  */
+import type { IBufferCell, IBufferLine } from '@xterm/headless';
 import type { CursorState } from './cell-grid.js';
 import type { CreatedTerminal } from './headless.js';
 
@@ -118,10 +119,12 @@ function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number)
   if (translated === '') return '';
   // All ASCII: no wide character, so no column was stepped over and each cell gave one character
   // (an empty one a space): the translation is the row (the input baseline after every keystroke
-  // reads the prompt row this way, with no call and no string per cell).
-  if (isAscii(translated)) return translated.replace(/ +$/, '');
-  const end = line.length;
+  // reads the prompt row this way, with no string per cell). One exception: a delete-character
+  // that removes a wide character's first half leaves its second (width 0, as tmux does), which
+  // the translation reads as a space and tmux's capture leaves out; only a space can be one.
   const cell = buffer.getNullCell();
+  if (isAscii(translated) && !hasOrphanedHalf(line, translated, cell)) return translated.replace(/ +$/, '');
+  const end = line.length;
   let text = '';
   for (let x = 0; x < end; x++) {
     line.getCell(x, cell);
@@ -129,6 +132,12 @@ function rowText(buffer: CreatedTerminal['term']['buffer']['active'], y: number)
     text += cell.getChars() || ' ';
   }
   return text.replace(/ +$/, '');
+}
+
+/** True when a space of an all-ASCII translation (column = index) is a wide character's second half. */
+function hasOrphanedHalf(line: IBufferLine, translated: string, cell: IBufferCell): boolean {
+  for (let x = translated.indexOf(' '); x !== -1; x = translated.indexOf(' ', x + 1)) if (line.getCell(x, cell)?.getWidth() === 0) return true;
+  return false;
 }
 
 function isAscii(text: string): boolean {

@@ -319,7 +319,9 @@ describe('Mirror: snapshots, cells and digests', () => {
         expect(m.snapshot({ format: 'text' }).lines).toEqual(fromCells);
         m.dispose();
       }),
-      { numRuns: 300 },
+      // Found at 12,000 fresh-seed runs: the 2P deletes 中's first half and leaves its second (a
+      // width-0 cell) in an all-ASCII row, which xterm's translation reads as a space.
+      { numRuns: 300, examples: [[['xxxxxxxxx', '中', 'ab', '\x1b[1;5H', 'ab', 'ab', '\x1b[2P']]] },
     );
   });
 
