@@ -330,12 +330,14 @@ describe('builders under arbitrary input, against tmux 3.3a', () => {
           const started = runTmux(startServerArgv(socket, conf));
           expect(started.status, started.stderr).toBe(0);
           expect(runTmux(listSessionsArgv(socket)).status).toBe(0);
-          expect(runTmux(['-S', socket, ...displayMessageArgv('p', '#{socket_path}')]).stdout).toBe(`${socket}\n`);
+          // Compared as UTF-8 bytes: a lone surrogate became U+FFFD in the path, as in any UTF-8 encoding.
+          expect(Buffer.from(runTmux(['-S', socket, ...displayMessageArgv('p', '#{socket_path}')]).stdout)).toEqual(Buffer.from(`${socket}\n`));
           expect(controlAttachArgv(socket, 'p')).toContain(socket);
           expect(operatorAttachArgv(socket, 'p', true)).toContain(socket);
           expect(runTmux(killServerArgv(socket)).status).toBe(0);
         }),
-        { seed: SEED, numRuns: 15 },
+        // Found with a fresh seed: a name of a lone surrogate (the path holds U+FFFD).
+        { seed: SEED, numRuns: 15, examples: [['\ud800']] },
       );
       for (const bad of [`#(touch ${marker})`, 'a;', '-t', '']) expect(() => controlAttachArgv('/tmp/s', bad)).toThrow(UsageError);
     } finally {
