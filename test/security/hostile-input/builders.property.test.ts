@@ -341,6 +341,9 @@ describe('builders under arbitrary input, against tmux 3.3a', () => {
       );
       for (const bad of [`#(touch ${marker})`, 'a;', '-t', '']) expect(() => controlAttachArgv('/tmp/s', bad)).toThrow(UsageError);
     } finally {
+      // A case that failed before its kill-server leaves its server (which outlives its socket's
+      // directory): by pid, so that no failure here leaves a process behind.
+      killGone(processesMentioning(base));
       rmSync(base, { recursive: true, force: true });
     }
   });
