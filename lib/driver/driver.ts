@@ -25,7 +25,7 @@ import { reclaimOrphans } from './orphans.js';
 import { pruneDrives, type PrunedDrive } from './prune.js';
 import { reconcile, reconcileTargets } from './reconcile.js';
 import { PreparedStandby, StandbyObservers, type PreparedTakeover } from './standby.js';
-import { SessionFactory } from './session-factory.js';
+import { SessionFactory, profileOf } from './session-factory.js';
 import { systemClock } from '../../backends/process/system-clock.js';
 
 export type { CreateApprovalRequest, CreateOptions, DriverOptions, Logger } from './driver-options.js';
@@ -97,7 +97,12 @@ export class Driver {
     try {
       // The options, config and profiles checked now are the takeover's (not checked again on its clock).
       const standby = new PreparedStandby<Driver>(StandbyObservers.start(journal, backends), journal, (prepared) => Driver.openWith(opts, prepared, setup));
-      standby.rehearse(setup.loaded.config.defaults);
+      // The live drives' own profile objects (few: one per allow entry in use) and a /proc walk of
+      // this process's tree, rehearsed with the emulator (standby-rehearsal.ts).
+      const { config } = setup.loaded;
+      const allowIds = new Set(journal.listSessions({ states: NON_TERMINAL_STATES }).map((r) => r.allowId));
+      const profiles = new Set([...allowIds].map((allowId) => profileOf(config, setup.profiles, allowId)));
+      standby.rehearse(config.defaults, { profiles: [...profiles], sampleActivity: () => backends.sampleActivity(process.pid) });
       return standby;
     } catch (err) {
       journal.close();

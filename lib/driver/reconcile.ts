@@ -15,6 +15,12 @@ import type { SessionFactory } from './session-factory.js';
 
 /** Drives re-attached at once (2 cores here; each attach is mostly waiting on tmux). */
 const RECONCILE_CONCURRENCY = 8;
+/**
+ * A standby's takeover: each drive's first verdict (a /proc walk, a classification, a state event)
+ * waits this long after its re-attach, past the first keys and echoes its reconnected clients send
+ * (≈ 0.2–0.5 s after the lock on a quiet host), instead of landing among them.
+ */
+const TAKEOVER_FIRST_VERDICT_MS = 1000;
 
 export interface ReconcileContext {
   readonly journal: Journal;
@@ -152,7 +158,7 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
 /** Attaches a journaled drive whose server answers: live again, a gap marked; or failed, with why. */
 async function attachRecorded(ctx: ReconcileContext, rec: SessionRecord, session: Session, attach: () => Promise<DriveBackend>, tags: { readonly observed?: boolean } = {}): Promise<void> {
   try {
-    session.bind(await attach());
+    session.bind(await attach(), ctx.observers ? { firstVerdictAfterMs: TAKEOVER_FIRST_VERDICT_MS } : {});
     session.markGap('reattach');
     // The program may have ended while no host was attached (its exit is journaled already).
     // A row that says live already (a host killed while it drove) is not written again.

@@ -7,7 +7,7 @@ import type { Clock } from '../common/clock.js';
 import { systemParseScheduler } from '../../backends/process/system-parse-scheduler.js';
 import type { DriverConfig } from '../policy/config-schema.js';
 import { redactTerminalText } from '../policy/redact.js';
-import type { ProfileSet } from '../perceive/profile.js';
+import type { Profile, ProfileSet } from '../perceive/profile.js';
 import { Session, type SessionInit } from '../session/session.js';
 import type { Journal } from '../../journal/journal.js';
 import type { AuditLog } from '../../journal/audit-log.js';
@@ -50,6 +50,12 @@ export interface SessionFactoryDeps {
 /** Transcript seqs reserved per journal write: one small write per 4096 entries. */
 const SEQ_BLOCK = 4096;
 
+/** The profile a drive of allow entry `allowId` classifies with (the same object for every drive of it). */
+export function profileOf(config: DriverConfig, profiles: ProfileSet, allowId: string): Profile {
+  const entry = config.allow.find((e) => e.id === allowId);
+  return profiles.select({ profile: entry?.profile, allowId, binary: entry?.match.path });
+}
+
 export class SessionFactory {
   constructor(private readonly deps: SessionFactoryDeps) {}
 
@@ -84,7 +90,7 @@ export class SessionFactory {
       ...(spec.recorded ? { recorded: spec.recorded } : {}),
       redact: config.redactSecrets,
       limits: entry?.limits ?? {},
-      profile: profiles.select({ profile: entry?.profile, allowId, binary: entry?.match.path }),
+      profile: profileOf(config, profiles, allowId),
       stuckMs: config.worker.stuckMs,
       // 0 turns the reaper off.
       ...(config.worker.idleTtlMs > 0 ? { idleTtlMs: config.worker.idleTtlMs } : {}),

@@ -13,6 +13,8 @@
  */
 import { dropSpareTerminals, prepareSpareTerminal, spareTerminals } from '../emulator/headless.js';
 import { Mirror } from '../emulator/mirror.js';
+import type { ProcessActivitySample } from '../perceive/activity.js';
+import type { Profile } from '../perceive/profile.js';
 import { classify } from '../perceive/status.js';
 
 /** Mirrors made: enough for V8 to compile the paths a takeover of many drives runs. */
@@ -29,8 +31,20 @@ export interface RehearsalSize {
   readonly scrollback: number;
 }
 
+/**
+ * What the takeover's first verdicts use besides the emulator: the very profile objects its drives
+ * will classify with (each regex of a profile is compiled by V8 on its first match, per object, and
+ * a profile's dialog and marker rules are code the engine's rules alone do not run), and one sample
+ * of a process tree (the /proc walk each drive's first quiet takes).
+ */
+export interface RehearsalWork {
+  readonly profiles: readonly Profile[];
+  /** A sample of a real process tree on this host (read-only; the standby's own). */
+  readonly sampleActivity: () => ProcessActivitySample | undefined;
+}
+
 /** Rehearses until done or `stopped()` says the takeover began (checked before each round); resolves with the rounds run. */
-export async function rehearseTakeover(size: RehearsalSize, stopped: () => boolean): Promise<number> {
+export async function rehearseTakeover(size: RehearsalSize, stopped: () => boolean, work: RehearsalWork = { profiles: [], sampleActivity: () => undefined }): Promise<number> {
   let round = 0;
   for (; round < ROUNDS; round++) {
     // Each round in a turn of its own, the first too: the standby's lock wait starts before it.
@@ -47,7 +61,16 @@ export async function rehearseTakeover(size: RehearsalSize, stopped: () => boole
       const mark = mirror.markCursorRow();
       mirror.visibleRows(mark.visibleRow() ?? 0, mirror.rows, true);
       mark.dispose();
-      classify({ snapshot: { ...mirror.snapshot({ format: 'text' }), cells: mirror.cells().cells }, now: round, lastOutputAt: 0 });
+      const snapshot = { ...mirror.snapshot({ format: 'text' }), cells: mirror.cells().cells };
+      classify({ snapshot, now: round, lastOutputAt: 0 });
+      // As a drive's first quiet and first flowing window classify: its own profile, a sample of
+      // its process tree taken when output stopped, output that is still flowing.
+      const sample = work.sampleActivity();
+      const now = performance.now();
+      for (const profile of work.profiles) {
+        classify({ snapshot, now, lastOutputAt: now - 300, lastChangeAt: now - 300, interactions: 1, profile, stuckMs: 30_000, sample });
+        classify({ snapshot, now, lastOutputAt: now - 50, profile, flowingMs: 250 });
+      }
       // A rebuild replaces the terminal: the same path as reset().
       mirror.reset();
       mirror.write(SAMPLE);

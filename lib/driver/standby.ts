@@ -20,7 +20,7 @@ import { NON_TERMINAL_STATES, type Journal } from '../../journal/journal.js';
 import { SessionError } from '../common/errors.js';
 import type { BackendFactory } from './backend-factory.js';
 import { findOutcome, type EarlierOutcome } from './reconcile.js';
-import { dropTerminals, prepareTerminals, rehearseTakeover, type RehearsalSize } from './standby-rehearsal.js';
+import { dropTerminals, prepareTerminals, rehearseTakeover, type RehearsalSize, type RehearsalWork } from './standby-rehearsal.js';
 
 /** An observer as the backend factory makes it (backends/ is imported by backend-factory.ts alone). */
 type TmuxObserver = Awaited<ReturnType<BackendFactory['observeLocal']>>;
@@ -222,12 +222,12 @@ export class PreparedStandby<D> {
    * more for each drive observed later), then runs the takeover's emulator code on scratch mirrors
    * (standby-rehearsal.ts). Spares first: a holder may die a moment after the standby started.
    */
-  rehearse(size: RehearsalSize): void {
+  rehearse(size: RehearsalSize, work?: RehearsalWork): void {
     this.spareSize = size;
     this.observers.onObserved(() => void this.prepareSpares().catch(() => undefined));
     // An optimisation: its failure changes nothing.
     void this.prepareSpares()
-      .then(() => rehearseTakeover(size, () => this.used))
+      .then(() => rehearseTakeover(size, () => this.used, work))
       .catch(() => undefined);
   }
 

@@ -41,6 +41,8 @@ export class DriveWatch {
   private reapTimer: TimerHandle | undefined;
   private heartbeatTimer: TimerHandle | undefined;
   private resampleTimer: TimerHandle | undefined;
+  /** No quiet decision before this time (a re-attached drive's first verdict: deferQuiet). */
+  private quietNotBefore = 0;
 
   constructor(
     private readonly ctx: DriveContext,
@@ -52,7 +54,7 @@ export class DriveWatch {
   armQuiet(): void {
     const { signals, clock } = this.ctx;
     if (this.quietTimer || signals.phase !== 'live') return;
-    const due = signals.quietSince + QUIET_MS;
+    const due = Math.max(signals.quietSince + QUIET_MS, this.quietNotBefore);
     const delay = Math.max(1, Math.ceil(due - clock.now()));
     const firesAt = clock.now() + delay;
     this.quietTimer = clock.after(delay, () => {
@@ -70,6 +72,19 @@ export class DriveWatch {
       this.quietTimer = undefined;
       this.onQuiet();
     });
+  }
+
+  /**
+   * No quiet decision (process sample, verdict, stuck and cost checks) for `ms`, then as usual:
+   * a drive re-attached by a takeover publishes its first verdict after the first inputs its
+   * clients send at once (20 drives' first samples and classifications landed among those keys
+   * and echoes, on the new host's busiest moment). status() and waits read the screen as always.
+   */
+  deferQuiet(ms: number): void {
+    this.quietNotBefore = this.ctx.clock.now() + ms;
+    this.quietTimer?.cancel();
+    this.quietTimer = undefined;
+    this.armQuiet();
   }
 
   /**

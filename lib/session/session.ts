@@ -105,11 +105,15 @@ export class Session {
     this.reader = new ScreenReader(ctx, { profile: this.profile, redact: this.redact, readMode, classify: (snap, cells) => rooms.verdict.classifyScreen(snap, cells) });
   }
 
-  /** Connects the backend (done by the driver right after launch or re-attach). */
-  bind(backend: DriveBackend): void {
+  /**
+   * Connects the backend (done by the driver right after launch or re-attach). `firstVerdictAfterMs`:
+   * the first quiet decision waits that long (a takeover's re-attach: DriveWatch.deferQuiet).
+   */
+  bind(backend: DriveBackend, opts: { readonly firstVerdictAfterMs?: number } = {}): void {
     this.ctx.signals.backend = backend;
     this.emitter.emit('bound', backend);
-    this.watch.armQuiet();
+    if (opts.firstVerdictAfterMs !== undefined) this.watch.deferQuiet(opts.firstVerdictAfterMs);
+    else this.watch.armQuiet();
     this.watch.armHeartbeat();
   }
 

@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { dropTerminals, prepareTerminals, rehearseTakeover } from '../../lib/driver/standby-rehearsal.js';
 import { Mirror } from '../../lib/emulator/mirror.js';
 import { spareTerminals } from '../../lib/emulator/headless.js';
+import { GENERIC_PROFILE } from '../../lib/perceive/profile.js';
+import { sampleProcessActivity } from '../../backends/process/process-activity.js';
 
 const SIZE = { cols: 80, rows: 24, scrollback: 1000 };
 
@@ -25,6 +27,23 @@ describe('the standby rehearsal', () => {
     await new Promise((r) => setImmediate(r));
     // None more of any kind than before (the test runner's own may have ended meanwhile).
     for (const [kind, n] of resources()) expect({ kind, n }).toEqual({ kind, n: Math.min(n, before.get(kind) ?? 0) });
+  });
+
+  it("runs with the drives' profiles and samples a real process tree (/proc) once per round", async () => {
+    const samples: number[] = [];
+    const profile = { ...GENERIC_PROFILE, id: 'rehearsed' };
+    const rounds = await rehearseTakeover(SIZE, () => false, {
+      profiles: [profile],
+      sampleActivity: () => {
+        // This test process's own tree, read from /proc as a drive's first quiet reads its pane's.
+        const sample = sampleProcessActivity(process.pid, performance.now());
+        samples.push(sample.processes.length);
+        return sample;
+      },
+    });
+    expect(rounds).toBeGreaterThan(0);
+    expect(samples).toHaveLength(rounds);
+    expect(Math.min(...samples)).toBeGreaterThan(0);
   });
 
   it('stops at the next round once the takeover has begun, and does nothing when it already has', async () => {
