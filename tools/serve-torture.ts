@@ -144,7 +144,8 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     for (const d of names) observer.drive(d).on('journal', (e) => seen.get(d)?.push(e.seq));
 
     // Drivers: send a numbered echo to a random drive of their own and wait for it, until told to stop.
-    const driverCount = opts.drivers ?? 2;
+    // Never more drivers than drives: each driver types into drives of its own.
+    const driverCount = Math.max(1, Math.min(opts.drivers ?? 2, names.length));
     const loops: Promise<void>[] = [];
     for (let k = 0; k < driverCount; k++) {
       const c = await Client.connect(dir.dataDir, { reconnectTimeoutMs: 30_000 });
