@@ -19,7 +19,7 @@ import { encodeTags } from './machine-values.js';
 import { bootId, isHolderAlive } from './process-identity.js';
 import type { Lease, LeaseInfo } from './records.js';
 import type { Statements } from './statements.js';
-import type { WalIndexHeader } from './wal-index-header.js';
+import { sameHeader, type WalIndexHeader } from './wal-index-header.js';
 import type { WriteBuffer } from './write-buffer.js';
 
 type Acquired = { readonly token: number; readonly previous?: LeaseHolder } | { readonly refusedBy: LeaseHolder; readonly token: number };
@@ -31,7 +31,7 @@ export class Leases {
    * Tokens found current by `check`, with the file's data_version when the row was read and the
    * WAL-index header read before that (undefined: none could be trusted).
    */
-  private readonly verified = new Map<string, { readonly token: number; readonly version: number; readonly header: Buffer | undefined }>();
+  private readonly verified = new Map<string, { readonly token: number; readonly version: number; readonly header: Int32Array | undefined }>();
   /** Checks answered from the WAL-index header alone, and checks that asked SQLite. */
   private readonly counts = { viaWalIndex: 0, full: 0 };
 
@@ -128,12 +128,12 @@ export class Leases {
     // Read BEFORE SQLite's snapshot: a commit after it changes the header, one before it is seen.
     const header = typeof this.walIndex === 'string' ? undefined : this.walIndex.read();
     const seen = this.verified.get(sessionId);
-    if (seen?.token === token && header !== undefined && seen.header?.equals(header) === true) {
+    if (seen?.token === token && header !== undefined && seen.header !== undefined && sameHeader(seen.header, header)) {
       this.counts.viaWalIndex += 1;
       return;
     }
     this.counts.full += 1;
-    const kept = header === undefined ? undefined : Buffer.from(header);
+    const kept = header?.slice();
     const version = this.q.dataVersion.get() ?? -1;
     if (seen !== undefined && seen.token === token && seen.version === version) {
       this.verified.set(sessionId, { token, version, header: kept });
