@@ -200,6 +200,16 @@ async function pollingBlock(server: BaselineServer, keys: number, out: number[] 
 
 const row = (p: Percentiles): number[] => [p.p50, p.p90, p.p99, p.max, p.n];
 
+type LeaseChecks = { readonly viaWalIndex: number; readonly full: number; readonly walIndexOff: string | null };
+/**
+ * The driver's lease-check counts (journal stats; absent before the WAL-index check existed). The
+ * journal is the driver's private member: read here for the note only, outside any measurement.
+ */
+function leaseChecks(bench: BenchDriver): LeaseChecks | undefined {
+  const journal = (bench.driver as unknown as { journal?: { stats(): { leaseChecks?: LeaseChecks } } }).journal;
+  return journal?.stats().leaseChecks;
+}
+
 export const echoLatency: Benchmark = {
   name: 'echo-latency',
   summary: 'keystroke → mirrored echo (bash prompt), vs control-mode floor and capture-pane polling',
@@ -222,6 +232,7 @@ export const echoLatency: Benchmark = {
       await pollingBlock(pollServer, 5, undefined);
       stats.queued = 0;
 
+      const checksBefore = leaseChecks(bench);
       const libSeen: Seen[] = [];
       const rawSeen: Seen[] = [];
       const poll: number[] = [];
@@ -230,6 +241,8 @@ export const echoLatency: Benchmark = {
         await pairedBlock(session, floor, BLOCK_KEYS, stats, libSeen, rawSeen);
         await pollingBlock(pollServer, pollKeys, poll);
       }
+      const checksAfter = leaseChecks(bench);
+      const checks = checksBefore && checksAfter ? { viaWalIndex: checksAfter.viaWalIndex - checksBefore.viaWalIndex, full: checksAfter.full - checksBefore.full, walIndexOff: checksAfter.walIndexOff } : undefined;
       const lib = libSeen.map((k) => k.at);
       const raw = rawSeen.map((k) => k.at);
       const L = percentiles(lib);
@@ -256,10 +269,13 @@ export const echoLatency: Benchmark = {
         notes: [
           `echoes whose bytes reached the session before the mirror's grid showed them (queued parse, not the sync path): ${stats.queued} of ${lib.length}`,
           `this process's CPU per key, send → echo seen (µs, p50 / p90): library ${libCpu.p50.toFixed(0)} / ${libCpu.p90.toFixed(0)}, floor ${rawCpu.p50.toFixed(0)} / ${rawCpu.p90.toFixed(0)} (less load-sensitive than the latency: the lever on two shared cores)`,
+          checks
+            ? `lease checks over the measured blocks (keys and C-u): ${checks.viaWalIndex} from the WAL-index header, ${checks.full} asked SQLite${checks.walIndexOff ? ` (header not used: ${checks.walIndexOff})` : ''}`
+            : 'lease checks: this build does not count them',
           'the library figure includes sendText\'s own work before the send (screen snapshot for echo removal, transcript append)',
           'baselines run bash on their own tmux server with the same generated config, unsandboxed',
         ],
-        detail: { library: L, floor: F, polling: P, cpuUs: { library: libCpu, floor: rawCpu }, samplesMs: { library: lib, floor: raw, polling: poll } },
+        detail: { library: L, floor: F, polling: P, cpuUs: { library: libCpu, floor: rawCpu }, leaseChecks: checks ?? null, samplesMs: { library: lib, floor: raw, polling: poll } },
       };
     });
   },

@@ -11,6 +11,7 @@
  *   write-buffer.ts     buffered events and incidents, and the one transaction every write runs in
  *   session-rows.ts     the sessions table and each session's event counter
  *   leases.ts           one drive, one driver: leases and fencing tokens
+ *   wal-index-header.ts the WAL-index header read without SQLite: the lease check's fast path
  *   machine-values.ts   the machine shapes every stored string must have
  *   process-identity.ts who holds a lease: a pid and its start time, from /proc
  *   audit-log.ts        the audit log beside the journal (content, redacted by the caller)
@@ -41,6 +42,7 @@ import {
   type SessionRecord,
 } from './records.js';
 import { SessionRows } from './session-rows.js';
+import { WalIndexHeader } from './wal-index-header.js';
 
 export { isRetiredSessionId } from './machine-values.js';
 import { prepareStatements, type Statements } from './statements.js';
@@ -59,6 +61,8 @@ export class Journal {
   private readonly buffer: WriteBuffer;
   private readonly rows: SessionRows;
   private readonly leases: Leases;
+  /** The lease check's fast path, or why there is none (see leases.ts). */
+  private readonly walIndex: WalIndexHeader | string;
   private closed = false;
 
   private constructor(
@@ -73,7 +77,12 @@ export class Journal {
     this.q = prepareStatements(db);
     this.buffer = new WriteBuffer(db, this.q, opts.onError);
     this.rows = new SessionRows(this.q, this.buffer, dataDir, realpathSync(dataDir), now);
-    this.leases = new Leases(this.q, this.buffer, now);
+    this.walIndex = WalIndexHeader.open(db.name, {
+      journalMode: String(db.pragma('journal_mode', { simple: true })),
+      lockingMode: String(db.pragma('locking_mode', { simple: true })),
+      pageSize: Number(db.pragma('page_size', { simple: true })),
+    });
+    this.leases = new Leases(this.q, this.buffer, now, this.walIndex);
   }
 
   /**
@@ -337,7 +346,7 @@ export class Journal {
   }
 
   stats(): JournalStats {
-    return this.buffer.stats();
+    return { ...this.buffer.stats(), leaseChecks: this.leases.checkStats() };
   }
 
   get isClosed(): boolean {
@@ -361,6 +370,8 @@ export class Journal {
     }
     this.closed = true;
     this.db.close();
+    // Only now: closing the shm descriptor earlier would drop SQLite's locks on the file.
+    if (typeof this.walIndex !== 'string') this.walIndex.release();
     if (failure !== undefined) throw failure;
   }
 

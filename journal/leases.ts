@@ -8,12 +8,18 @@
  * the row was last seen: `PRAGMA data_version` (a few µs, no table read) changes whenever another
  * connection commits, and this connection writes lease rows only here (acquire, release), which
  * forget what was seen. So an unchanged version means the row is the one verified before.
+ *
+ * In front of that, the WAL-index header (wal-index-header.ts, one `pread(2)`): every commit by any
+ * connection rewrites it, so when it equals the header read just BEFORE the last full check, nothing
+ * has committed since that check's snapshot (which saw every commit before the read) and the
+ * verdict stands without SQLite. Any doubt about the header (torn, unreadable) means a full check.
  */
 import { LeaseError, type LeaseHolder } from './journal-error.js';
 import { encodeTags } from './machine-values.js';
 import { bootId, isHolderAlive } from './process-identity.js';
 import type { Lease, LeaseInfo } from './records.js';
 import type { Statements } from './statements.js';
+import { sameHeader, type WalIndexHeader } from './wal-index-header.js';
 import type { WriteBuffer } from './write-buffer.js';
 
 type Acquired = { readonly token: number; readonly previous?: LeaseHolder } | { readonly refusedBy: LeaseHolder; readonly token: number };
@@ -21,14 +27,26 @@ type Acquired = { readonly token: number; readonly previous?: LeaseHolder } | { 
 export class Leases {
   /** Leases this journal instance holds: session id → token. */
   private readonly held = new Map<string, number>();
-  /** Tokens found current by `check`, with the file's data_version when the row was read. */
-  private readonly verified = new Map<string, { readonly token: number; readonly version: number }>();
+  /**
+   * Tokens found current by `check`, with the file's data_version when the row was read and the
+   * WAL-index header read before that (undefined: none could be trusted).
+   */
+  private readonly verified = new Map<string, { readonly token: number; readonly version: number; readonly header: Int32Array | undefined }>();
+  /** Checks answered from the WAL-index header alone, and checks that asked SQLite. */
+  private readonly counts = { viaWalIndex: 0, full: 0 };
 
   constructor(
     private readonly q: Statements,
     private readonly buffer: WriteBuffer,
     private readonly now: () => number,
+    /** The header, or why it is not used (then every check asks SQLite). */
+    private readonly walIndex: WalIndexHeader | string,
   ) {}
+
+  /** How the checks went, for JournalStats. */
+  checkStats(): { readonly viaWalIndex: number; readonly full: number; readonly walIndexOff: string | null } {
+    return { ...this.counts, walIndexOff: typeof this.walIndex === 'string' ? this.walIndex : null };
+  }
 
   get holdsAny(): boolean {
     return this.held.size > 0;
@@ -107,13 +125,24 @@ export class Leases {
 
   /** Throws LEASE_LOST unless `token` is the session's current, held token. */
   check(sessionId: string, token: number): void {
-    const version = this.q.dataVersion.get() ?? -1;
+    // Read BEFORE SQLite's snapshot: a commit after it changes the header, one before it is seen.
+    const header = typeof this.walIndex === 'string' ? undefined : this.walIndex.read();
     const seen = this.verified.get(sessionId);
-    if (seen !== undefined && seen.token === token && seen.version === version) return;
+    if (seen?.token === token && header !== undefined && seen.header !== undefined && sameHeader(seen.header, header)) {
+      this.counts.viaWalIndex += 1;
+      return;
+    }
+    this.counts.full += 1;
+    const kept = header?.slice();
+    const version = this.q.dataVersion.get() ?? -1;
+    if (seen !== undefined && seen.token === token && seen.version === version) {
+      this.verified.set(sessionId, { token, version, header: kept });
+      return;
+    }
     this.verified.delete(sessionId);
     const row = this.q.lease.get(sessionId);
     if (row && row.holder_pid !== null && row.token === token) {
-      this.verified.set(sessionId, { token, version });
+      this.verified.set(sessionId, { token, version, header: kept });
       return;
     }
     const current = row && row.holder_pid !== null ? row.token : null;

@@ -141,4 +141,10 @@ export interface JournalStats {
   readonly pendingIncidents: number;
   /** The code of the last buffered write that failed, until a later flush succeeds. */
   readonly lastError: string | null;
+  /**
+   * The lease checks before input: answered from the WAL-index header alone, or by SQLite (a
+   * commit since the last one, or no header to trust); `walIndexOff` says why the header is not
+   * used at all (null when it is).
+   */
+  readonly leaseChecks: { readonly viaWalIndex: number; readonly full: number; readonly walIndexOff: string | null };
 }

@@ -136,7 +136,7 @@ export class WriteBuffer {
     this.cancelScheduled();
   }
 
-  stats(): JournalStats {
+  stats(): Omit<JournalStats, 'leaseChecks'> {
     return { ...this.counters, pendingEvents: this.pendingEvents.length, pendingIncidents: this.pendingIncidents.length, lastError: this.lastError };
   }
 

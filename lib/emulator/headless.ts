@@ -7,6 +7,7 @@ import xtermHeadless from '@xterm/headless';
 import serializeModule from '@xterm/addon-serialize';
 import { installTmuxScreen } from './screen/install-tmux-screen.js';
 import type { TmuxAlternateSave, TmuxSavedState, TmuxScreen } from './screen/tmux-screen.js';
+import type { ChangedRows } from './screen/changed-rows.js';
 
 // All three packages are CommonJS: a named ESM import fails at runtime, the default import works.
 const { Terminal } = xtermHeadless;
@@ -59,6 +60,8 @@ export interface XtermInternals {
    * Always false without the tmux screen port (then xterm's own rules apply).
    */
   fastForwardSafe(cols: number, rows: number, bufferLines: number): boolean;
+  /** Rows that may have changed since the input baseline last read them; null without the tmux screen port. */
+  readonly changedRows: ChangedRows | null;
 }
 
 export interface ParserStateAccess {
@@ -88,7 +91,7 @@ export interface ParserState {
 interface CoreShape {
   _writeBuffer?: { writeSync?: unknown; _writeBuffer?: unknown; _callbacks?: unknown; _pendingData?: unknown; _bufferOffset?: unknown };
   coreService?: { isCursorHidden?: unknown };
-  _inputHandler?: { _curAttrData?: unknown };
+  _inputHandler?: { _curAttrData?: unknown; onRequestRefreshRows?: unknown };
   _charsetService?: { glevel?: unknown; _charsets?: unknown; setgLevel?: unknown; setgCharset?: unknown };
 }
 
@@ -222,6 +225,7 @@ function probeInternals(term: HeadlessTerminal, screen: TmuxScreen | null): Xter
       writeBuffer.writeSync(new Uint8Array(0));
     },
     parserState: screen ? probeParserState(core, screen) : null,
+    changedRows: screen && core ? trackChangedRows(term, core, screen) : null,
     fastForwardSafe: (cols, rows, bufferLines) => {
       if (!screen || screen.alternate || screen.joinNext || screen.cols !== cols || screen.rows !== rows) return false;
       const b = screen.b;
@@ -229,6 +233,25 @@ function probeInternals(term: HeadlessTerminal, screen: TmuxScreen | null): Xter
       return b.lines.maxLength === bufferLines && b.scrollTop === 0 && b.scrollBottom === rows - 1 && screen.modes.wraparound && !h._coreService.modes.insertMode && !h._charsetService.charset;
     },
   };
+}
+
+/**
+ * The port's tracker, fed also by what the port does not see: the rows xterm's own handlers redraw
+ * after a parse (undefined: all), and whatever moves or swaps rows (scroll, resize, buffer switch).
+ * Null when xterm lacks the redraw event: then no row is trusted between reads.
+ */
+function trackChangedRows(term: HeadlessTerminal, core: CoreShape, screen: TmuxScreen): ChangedRows | null {
+  const redraws = core._inputHandler?.onRequestRefreshRows;
+  if (typeof redraws !== 'function') return null;
+  const changed = screen.changedRows;
+  (redraws as (listener: (range: { start: number; end: number } | undefined) => void) => unknown)((range) => {
+    if (range) changed.markRange(range.start, range.end);
+    else changed.markAll();
+  });
+  term.onScroll(() => changed.markAll());
+  term.onResize(() => changed.markAll());
+  term.buffer.onBufferChange(() => changed.markAll());
+  return changed;
 }
 
 /**

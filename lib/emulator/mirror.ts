@@ -31,6 +31,7 @@ import { QueuedParse, SLICE_BYTES } from './queued-parse.js';
 import { XtermWriteQueue } from './xterm-write-queue.js';
 import { emit } from './emit.js';
 import { markCursorRow, type RowMark } from './row-mark.js';
+import { KeptRows } from './kept-rows.js';
 
 export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions, VisibleRows } from './screen-snapshot.js';
 export type { RowMark } from './row-mark.js';
@@ -74,6 +75,8 @@ export class Mirror {
   /** tmux's own parser in front of the emulator: only what tmux acts on reaches xterm. */
   readonly #filter = new TmuxInputFilter();
   readonly #log: EmulatorLog;
+  /** The input baseline's rows between reads (one reader: the session's wait engine). */
+  readonly #keptRows = new KeptRows();
   #terminal: CreatedTerminal;
   /**
    * The terminal is still as createTerminal made it (nothing written, resized or marked): a rebuild
@@ -303,6 +306,11 @@ export class Mirror {
    */
   visibleRows(from: number, to: number, breaks = false): VisibleRows {
     return visibleRows(this.#open(), from, to, breaks);
+  }
+
+  /** The visible rows' text, as `visibleRows(0, rows)` reads it, re-reading only rows changed since the last call (kept-rows.ts). */
+  screenRows(): readonly string[] {
+    return this.#keptRows.read(this.#open());
   }
 
   /**

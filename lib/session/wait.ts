@@ -100,9 +100,10 @@ export class WaitEngine {
   takeBaseline(): void {
     if (!this.baselineDue) return;
     this.baselineDue = false;
-    // The rows alone (no snapshot content, no breaks): this runs on the echo's way to the screen.
+    // The rows alone (no snapshot content, no breaks), and only those changed since the last
+    // baseline (typing changes one): this runs on the echo's way to the screen.
     const { mirror } = this.ctx;
-    this.screenAtInput = padCursorRow([...mirror.visibleRows(0, mirror.rows).lines], mirror.cursor);
+    this.screenAtInput = padCursorRow([...mirror.screenRows()], mirror.cursor);
   }
 
   /**

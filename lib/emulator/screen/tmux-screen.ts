@@ -22,6 +22,7 @@
  * probes those members and installs nothing when one is missing: another xterm version falls back
  * to xterm's own behaviour, and the fidelity check reports the difference.
  */
+import { ChangedRows } from './changed-rows.js';
 import type { AttrShape, BufferServiceShape, BufferShape, CellShape, CoreServiceShape, InputHandlerShape, LineShape } from './xterm-core.js';
 
 /** input_save_state: what DECSC keeps (the pen with both charsets and the shift state, cursor, origin mode). */
@@ -64,6 +65,8 @@ export class TmuxScreen implements TmuxScreenState {
    * be set for the bottom row). Read by backspace, which goes up a line when the one above wrapped.
    */
   readonly wrapped = new WeakSet<LineShape>();
+  /** Rows fetched since the baseline last read them (changed-rows.ts). */
+  readonly changedRows = new ChangedRows();
   readonly #scratch: CellShape;
   readonly #default: AttrShape;
   readonly #erase: AttrShape;
@@ -101,6 +104,8 @@ export class TmuxScreen implements TmuxScreenState {
   }
 
   line(y: number): LineShape {
+    // Every write reaches a line here: the rows it may change (changed-rows.ts).
+    this.changedRows.mark(y);
     return this.b.lines.get(this.b.ybase + y) as LineShape;
   }
 
