@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { ControlClient } from '../../../backends/tmux/control-client.js';
 import { systemClock } from '../../../backends/process/system-clock.js';
 import type { ControlEvent } from '../../../lib/control/parser.js';
+import type { PauseProbePort } from '../../../backends/tmux/pause-probe.js';
 import type { DriveBackend } from '../../../lib/session/backend.js';
 import type { Session } from '../../../lib/index.js';
 import { allow, openDriver, type TestDriver } from '../../helpers.js';
@@ -111,9 +112,19 @@ describe('a drive whose %pause tmux stranded', () => {
 
   it('does not stop for good: the probe after the flood stopped gets the %pause written, the pane is rebuilt and continued', async () => {
     const s: Session = await t.driver.create({ allowId: 'bash', args: ['--norc', '--noprofile'], cols: 120, rows: 40 });
+    let terminal: ChildProcess | undefined;
     try {
       expect((await s.wait({ forText: '$ ', timeoutMs: 10_000 })).outcome).toBe('text');
+      // The test's reaches inside the session: the backend (its mirror-backpressure switch stops
+      // the reader) and its pause probe (to know when the probe was sent).
       const backend = (s as unknown as { ctx: { signals: { backend: DriveBackend } } }).ctx.signals.backend;
+      const probePort = (backend as unknown as { pauseProbe: { port: PauseProbePort } }).pauseProbe.port;
+      let probesSent = 0;
+      const sendProbe = probePort.probe;
+      (probePort as { probe: PauseProbePort['probe'] }).probe = () => {
+        probesSent += 1;
+        return sendProbe();
+      };
       const argv = s.attachCommand();
       const socket = argv[argv.indexOf('-S') + 1] as string;
       const control = tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode} #{client_name}')
@@ -121,25 +132,43 @@ describe('a drive whose %pause tmux stranded', () => {
         .filter((l) => l.startsWith('1 '))
         .map((l) => l.slice(2));
       expect(control).toHaveLength(1);
-      // The library's pause-after is 5 s; 1 s keeps the test short (the same tmux path).
-      tmuxAt(socket, 'refresh-client', '-t', control[0] as string, '-f', 'pause-after=1');
+      // A terminal client keeps tmux reading the pane while the drive's client is behind (as in the
+      // test above): the pane's output is queued for the drive, so it ages past pause-after for
+      // certain. Without one, tmux may stop reading the pane with nothing of it queued (small reads
+      // all turned into the client's buffer): then nothing ages, tmux never pauses, and there is no
+      // %pause to strand (seen once in about 40 runs on a loaded machine: the end came, no 'pause').
+      const operators = new Promise<void>((resolve) => s.on('operators', (names) => names.length > 0 && resolve()));
+      terminal = spawn('script', ['-qfc', argv.map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: 'ignore' });
+      await operators;
 
       const reasons: string[] = [];
       s.on('resync', (reason) => reasons.push(reason));
       let bytes = 0;
       let stopped = false;
+      let probesAtStop = 0;
       s.on('output', (d) => {
         bytes += d.length;
         // A flood's worth reached the drive: from now on its control client's stdout is not read.
         if (!stopped && bytes >= 100 * 1024) {
           stopped = true;
+          probesAtStop = probesSent;
           backend.pauseOutput();
         }
       });
       await s.sendText(PRINT_BACKSLASHES(3000), { submit: true });
       await expect.poll(() => stopped, { timeout: 10_000 }).toBe(true);
-      // The probe fires after a quiet second: its reply is stored behind the output tmux queued.
-      await sleep(2500);
+      // The library's pause-after is 5 s; 1 s keeps the test short (the same tmux path). Set only
+      // now: a drive that lagged 1 s on a loaded machine before the stop was paused early, its
+      // output dropped, and the flood never reached the stop. The output queued since the stop
+      // carries its queueing time, so its age counts from then.
+      tmuxAt(socket, 'refresh-client', '-t', control[0] as string, '-f', 'pause-after=1');
+      // The pane finished (tmux read all of it, queued for the drive), then the probe is sent after
+      // a quiet second. tmux reads every ready descriptor in a loop pass, so the probe, in its pipe
+      // before the display-message's client connects, is taken (its reply stored behind the queued
+      // output) before that command is answered.
+      await expect.poll(() => tmuxAt(socket, 'capture-pane', '-p', '-t', argv[argv.indexOf('-t') + 1] as string), { timeout: 20_000, interval: 100 }).toMatch(/^END-42$/m);
+      await expect.poll(() => probesSent, { timeout: 10_000, interval: 50 }).toBeGreaterThan(probesAtStop);
+      tmuxAt(socket, 'display-message', '-p', 'after-the-probe');
       backend.resumeOutput();
       // Before the fix the probe did not come again (what arrived after its reply was short of a
       // flood), and the drive never showed the end: tmux held the %pause behind the probe's reply.
@@ -148,6 +177,7 @@ describe('a drive whose %pause tmux stranded', () => {
       expect(s.read().content).toMatch(/^END-42$/m);
       expect((await s.fidelity()).equal).toBe(true);
     } finally {
+      terminal?.kill('SIGKILL');
       await s.kill();
     }
   }, 60_000);
