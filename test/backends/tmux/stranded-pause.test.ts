@@ -40,6 +40,10 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
     file = join(dir, 'text');
     writeFileSync(file, `${'0123456789abcdef'.repeat(5).concat('\n').repeat(3700)}END-42\n`);
     expect(spawnSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'strand', '-x', '120', '-y', '40', '--', '/bin/bash', '--norc', '--noprofile'], { timeout: 5000 }).status).toBe(0);
+    // No %window-renamed (bash → cat → bash) while the client is behind: any line tmux writes to
+    // it releases what tmux stored, the very thing the test shows held (its rename back to bash
+    // came after pause-after on a loaded machine: the %pause written early, 2 runs in 5).
+    expect(spawnSync('tmux', ['-S', socket, 'set-option', '-gw', 'automatic-rename', 'off'], { timeout: 5000 }).status).toBe(0);
   });
   afterAll(() => {
     spawnSync('tmux', ['-S', socket, 'kill-server'], { timeout: 5000 });
@@ -60,7 +64,6 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
       onClosed: () => undefined,
     });
     try {
-      await client.command({ line: 'refresh-client -f pause-after=3' });
       // A terminal client too (output to /dev/null): with one attached, tmux 3.3a never stops
       // reading the pane for a control client that is behind (reference §4), so the pane finishes
       // and nothing more arrives to make tmux look at the queued output's age before we read again.
@@ -69,13 +72,24 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
       client.pauseReading();
       const typed = client.command({ line: `send-keys -t strand 'clear; cat ${file}' Enter` }).catch((err: unknown) => err);
       // The pane prints 300 KB, which tmux reads and queues for the client, whose pipe is full.
-      const t0 = Date.now();
-      await expect.poll(() => tmuxAt(socket, 'capture-pane', '-p', '-t', 'strand'), { timeout: 10_000, interval: 50 }).toMatch(/^END-42$/m);
+      // Until the shell's prompt after it: no pane output is left to make tmux look at the queued
+      // output's age, so it looks only in its write callback, once reading resumes.
+      await expect.poll(() => tmuxAt(socket, 'capture-pane', '-p', '-t', 'strand'), { timeout: 20_000, interval: 50 }).toMatch(/^END-42\n.*[$#]$/m);
+      // pause-after only now: set while the pane printed, a pane slowed by a loaded machine could
+      // make tmux pause it on its new output (then the %pause is written, not stranded). The queued
+      // output's age counts from its queueing, so it is past 1 s after the sleep whatever the load.
+      const controlName = tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode} #{client_name}')
+        .split('\n')
+        .filter((l) => l.startsWith('1 '))
+        .map((l) => l.slice(2));
+      expect(controlName).toHaveLength(1);
+      tmuxAt(socket, 'refresh-client', '-t', controlName[0] as string, '-f', 'pause-after=1');
       const stored = client.command({ line: 'display-message -p stored-behind-output' });
-      // Past pause-after, with no pane output left to make tmux look at the queued output's age.
-      await sleep(Math.max(0, 4000 - (Date.now() - t0)));
+      await sleep(1500);
       client.resumeReading();
       await typed;
+      await expect.poll(() => events.filter((e) => e.kind === 'output').length, { timeout: 10_000 }).toBeGreaterThan(0);
+      // What tmux writes once reading resumes (the output it had turned into its buffer) has come.
       await sleep(2000);
       const names = (): string[] => events.flatMap((e) => (e.kind === 'notification' ? [e.name] : e.kind === 'reply' ? ['reply'] : []));
       const outputs = events.filter((e) => e.kind === 'output').length;
