@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { ControlClient } from '../../../backends/tmux/control-client.js';
 import { systemClock } from '../../../backends/process/system-clock.js';
 import type { ControlEvent } from '../../../lib/control/parser.js';
+import type { PauseProbePort } from '../../../backends/tmux/pause-probe.js';
 import type { DriveBackend } from '../../../lib/session/backend.js';
 import type { Session } from '../../../lib/index.js';
 import { allow, openDriver, type TestDriver } from '../../helpers.js';
@@ -39,6 +40,10 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
     file = join(dir, 'text');
     writeFileSync(file, `${'0123456789abcdef'.repeat(5).concat('\n').repeat(3700)}END-42\n`);
     expect(spawnSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'strand', '-x', '120', '-y', '40', '--', '/bin/bash', '--norc', '--noprofile'], { timeout: 5000 }).status).toBe(0);
+    // No %window-renamed (bash → cat → bash) while the client is behind: any line tmux writes to
+    // it releases what tmux stored, the very thing the test shows held (its rename back to bash
+    // came after pause-after on a loaded machine: the %pause written early, 2 runs in 5).
+    expect(spawnSync('tmux', ['-S', socket, 'set-option', '-gw', 'automatic-rename', 'off'], { timeout: 5000 }).status).toBe(0);
   });
   afterAll(() => {
     spawnSync('tmux', ['-S', socket, 'kill-server'], { timeout: 5000 });
@@ -59,7 +64,6 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
       onClosed: () => undefined,
     });
     try {
-      await client.command({ line: 'refresh-client -f pause-after=3' });
       // A terminal client too (output to /dev/null): with one attached, tmux 3.3a never stops
       // reading the pane for a control client that is behind (reference §4), so the pane finishes
       // and nothing more arrives to make tmux look at the queued output's age before we read again.
@@ -68,13 +72,24 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
       client.pauseReading();
       const typed = client.command({ line: `send-keys -t strand 'clear; cat ${file}' Enter` }).catch((err: unknown) => err);
       // The pane prints 300 KB, which tmux reads and queues for the client, whose pipe is full.
-      const t0 = Date.now();
-      await expect.poll(() => tmuxAt(socket, 'capture-pane', '-p', '-t', 'strand'), { timeout: 10_000, interval: 50 }).toMatch(/^END-42$/m);
+      // Until the shell's prompt after it: no pane output is left to make tmux look at the queued
+      // output's age, so it looks only in its write callback, once reading resumes.
+      await expect.poll(() => tmuxAt(socket, 'capture-pane', '-p', '-t', 'strand'), { timeout: 20_000, interval: 50 }).toMatch(/^END-42\n.*[$#]$/m);
+      // pause-after only now: set while the pane printed, a pane slowed by a loaded machine could
+      // make tmux pause it on its new output (then the %pause is written, not stranded). The queued
+      // output's age counts from its queueing, so it is past 1 s after the sleep whatever the load.
+      const controlName = tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode} #{client_name}')
+        .split('\n')
+        .filter((l) => l.startsWith('1 '))
+        .map((l) => l.slice(2));
+      expect(controlName).toHaveLength(1);
+      tmuxAt(socket, 'refresh-client', '-t', controlName[0] as string, '-f', 'pause-after=1');
       const stored = client.command({ line: 'display-message -p stored-behind-output' });
-      // Past pause-after, with no pane output left to make tmux look at the queued output's age.
-      await sleep(Math.max(0, 4000 - (Date.now() - t0)));
+      await sleep(1500);
       client.resumeReading();
       await typed;
+      await expect.poll(() => events.filter((e) => e.kind === 'output').length, { timeout: 10_000 }).toBeGreaterThan(0);
+      // What tmux writes once reading resumes (the output it had turned into its buffer) has come.
       await sleep(2000);
       const names = (): string[] => events.flatMap((e) => (e.kind === 'notification' ? [e.name] : e.kind === 'reply' ? ['reply'] : []));
       const outputs = events.filter((e) => e.kind === 'output').length;
@@ -111,9 +126,19 @@ describe('a drive whose %pause tmux stranded', () => {
 
   it('does not stop for good: the probe after the flood stopped gets the %pause written, the pane is rebuilt and continued', async () => {
     const s: Session = await t.driver.create({ allowId: 'bash', args: ['--norc', '--noprofile'], cols: 120, rows: 40 });
+    let terminal: ChildProcess | undefined;
     try {
       expect((await s.wait({ forText: '$ ', timeoutMs: 10_000 })).outcome).toBe('text');
+      // The test's reaches inside the session: the backend (its mirror-backpressure switch stops
+      // the reader) and its pause probe (to know when the probe was sent).
       const backend = (s as unknown as { ctx: { signals: { backend: DriveBackend } } }).ctx.signals.backend;
+      const probePort = (backend as unknown as { pauseProbe: { port: PauseProbePort } }).pauseProbe.port;
+      let probesSent = 0;
+      const sendProbe = probePort.probe;
+      (probePort as { probe: PauseProbePort['probe'] }).probe = () => {
+        probesSent += 1;
+        return sendProbe();
+      };
       const argv = s.attachCommand();
       const socket = argv[argv.indexOf('-S') + 1] as string;
       const control = tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode} #{client_name}')
@@ -121,25 +146,48 @@ describe('a drive whose %pause tmux stranded', () => {
         .filter((l) => l.startsWith('1 '))
         .map((l) => l.slice(2));
       expect(control).toHaveLength(1);
-      // The library's pause-after is 5 s; 1 s keeps the test short (the same tmux path).
-      tmuxAt(socket, 'refresh-client', '-t', control[0] as string, '-f', 'pause-after=1');
+      // A terminal client keeps tmux reading the pane while the drive's client is behind (as in the
+      // test above): the pane's output is queued for the drive, so it ages past pause-after for
+      // certain. Without one, tmux may stop reading the pane with nothing of it queued (small reads
+      // all turned into the client's buffer): then nothing ages, tmux never pauses, and there is no
+      // %pause to strand (seen once in about 40 runs on a loaded machine: the end came, no 'pause').
+      const operators = new Promise<void>((resolve) => s.on('operators', (names) => names.length > 0 && resolve()));
+      terminal = spawn('script', ['-qfc', argv.map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: 'ignore' });
+      await operators;
 
       const reasons: string[] = [];
       s.on('resync', (reason) => reasons.push(reason));
       let bytes = 0;
       let stopped = false;
+      let probesAtStop = 0;
       s.on('output', (d) => {
         bytes += d.length;
         // A flood's worth reached the drive: from now on its control client's stdout is not read.
         if (!stopped && bytes >= 100 * 1024) {
           stopped = true;
+          probesAtStop = probesSent;
           backend.pauseOutput();
         }
       });
-      await s.sendText(PRINT_BACKSLASHES(3000), { submit: true });
+      // Enter on its own, not sendText's submit: the submit may press Enter again when it sees no
+      // change within a second (a loaded machine's mirror lagging), and that send-keys' reply, behind
+      // the stopped reader, timed out (5 s) before reading resumed. The Enter's reply comes before
+      // any of the output it starts.
+      await s.sendText(PRINT_BACKSLASHES(3000));
+      await s.sendKeys('Enter');
       await expect.poll(() => stopped, { timeout: 10_000 }).toBe(true);
-      // The probe fires after a quiet second: its reply is stored behind the output tmux queued.
-      await sleep(2500);
+      // The library's pause-after is 5 s; 1 s keeps the test short (the same tmux path). Set only
+      // now: a drive that lagged 1 s on a loaded machine before the stop was paused early, its
+      // output dropped, and the flood never reached the stop. The output queued since the stop
+      // carries its queueing time, so its age counts from then.
+      tmuxAt(socket, 'refresh-client', '-t', control[0] as string, '-f', 'pause-after=1');
+      // The pane finished (tmux read all of it, queued for the drive), then the probe is sent after
+      // a quiet second. tmux reads every ready descriptor in a loop pass, so the probe, in its pipe
+      // before the display-message's client connects, is taken (its reply stored behind the queued
+      // output) before that command is answered.
+      await expect.poll(() => tmuxAt(socket, 'capture-pane', '-p', '-t', argv[argv.indexOf('-t') + 1] as string), { timeout: 20_000, interval: 100 }).toMatch(/^END-42$/m);
+      await expect.poll(() => probesSent, { timeout: 10_000, interval: 50 }).toBeGreaterThan(probesAtStop);
+      tmuxAt(socket, 'display-message', '-p', 'after-the-probe');
       backend.resumeOutput();
       // Before the fix the probe did not come again (what arrived after its reply was short of a
       // flood), and the drive never showed the end: tmux held the %pause behind the probe's reply.
@@ -148,6 +196,7 @@ describe('a drive whose %pause tmux stranded', () => {
       expect(s.read().content).toMatch(/^END-42$/m);
       expect((await s.fidelity()).equal).toBe(true);
     } finally {
+      terminal?.kill('SIGKILL');
       await s.kill();
     }
   }, 60_000);
