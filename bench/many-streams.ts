@@ -268,6 +268,7 @@ export const manyStreams: Benchmark = {
         const n = nul[r] as PhaseFigures;
         return { libraryFirst: r % 2 === 0, libraryMBps: mbps(l), nullMBps: mbps(n), ratio: mbps(l) / mbps(n), deliveredRatio: delivered(l) / delivered(n) };
       });
+      const cpuPerMb = (f: PhaseFigures): string => (f.hostCpuMs / (f.bytes.reduce((x, y) => x + y, 0) / MB)).toFixed(1);
       const L = mean(lib.map(mbps));
       const N = mean(nul.map(mbps));
       const ratio = median(perRound.map((x) => x.ratio));
@@ -304,6 +305,8 @@ export const manyStreams: Benchmark = {
           `%pause (tmux paused a pane whose output waited > 5 s, dropping it), per phase: library ${lib.map((f) => f.pauses).join(', ')} (each rebuilt from a capture; unannounced, found by the continue probe: ${lib.map((f) => f.unannounced ?? 0).join(', ')}), null consumers ${nul.map((f) => f.pauses).join(', ')} (each continued; unannounced, found by their probe: ${nul.map((f) => f.unannounced ?? 0).join(', ')}); sentinel seen on the screen only (bytes short): library ${lib.map((f) => f.onScreenOnly).join(', ')}, null ${nul.map((f) => f.onScreenOnly).join(', ')} of ${drives}`,
           `per round, MB/s library / null = aggregate ratio (delivered ratio): ${perRound.map((x, r) => `${r + 1}${x.libraryFirst ? ' (library first)' : ' (null first)'} ${x.libraryMBps.toFixed(1)} / ${x.nullMBps.toFixed(1)} = ${x.ratio.toFixed(3)} (${x.deliveredRatio.toFixed(3)})`).join('; ')}`,
           `host CPU s per phase, in run order: library ${lib.map((f) => (f.hostCpuMs / 1000).toFixed(2)).join(', ')}; null ${nul.map((f) => (f.hostCpuMs / 1000).toFixed(2)).join(', ')}`,
+          // The figure a cut moves whatever the load (a paused drive's dropped bytes are neither delivered nor parsed).
+          `host CPU ms per MB delivered, per phase: library ${lib.map(cpuPerMb).join(', ')}; null ${nul.map(cpuPerMb).join(', ')}`,
           'baselines run bash on their own tmux servers with the same generated config, unsandboxed',
         ],
         detail: { fileBytes: size, rounds: perRound, library: lib, null: nul, echoMs: { idle: idleEcho, busy: busyEcho, nullStreaming: nullEcho } },

@@ -223,7 +223,9 @@ export class PendingOutput {
     this.#flush();
     this.#catchUp(this.#tail);
     const head = this.parsedOffset;
-    let end = Math.min(this.writtenOffset, head + max);
+    // max ≤ 0 (a caller's limit a skip already passed) is an empty view: a negative end would
+    // count from the end of the buffer.
+    let end = Math.max(head, Math.min(this.writtenOffset, head + max));
     const resize = this.#resizes[0];
     if (resize !== undefined && resize.at > head) end = Math.min(end, resize.at);
     const next = this.#nextRunStart(head);
