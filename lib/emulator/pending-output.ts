@@ -36,8 +36,9 @@
  * Nor are such chunks copied as they come: they are kept by reference (the mirror's write
  * contract: a queued chunk's memory is not reused) and copied into the buffer only when its bytes
  * are needed. A fast-forward whose cut falls among them (reverse-cut.ts finds it without joining
- * them) copies only the bytes from the cut on: the copy was ~1/3 of the queue's cost live (a
- * 20-drive flood, 2026-12-02), and ~95% of a flood's bytes are skipped.
+ * them) copies only the bytes from the cut on: the copy and the compaction were most of the
+ * queue's time in a live profile (8 drives streaming, 2026-12-02), and ~95% of a flood's bytes are
+ * skipped.
  */
 import { lateCutInPieces } from './reverse-cut.js';
 
