@@ -97,7 +97,7 @@ describe('PendingOutput: plain chunks kept by reference', () => {
       }),
       { numRuns: 300 },
     );
-    // The by-reference path is the one under test: runs must skip chunks they never copied (24-60
+    // The by-reference path is the one under test: runs must skip chunks they never copied (as few as 24
     // of 300 seen; the bound leaves room for the seed).
     expect(skippedWithoutCopy).toBeGreaterThan(10);
   });
