@@ -81,7 +81,7 @@ describe('PendingOutput: a lazily scanned plain chunk gives the same cuts as a s
           expect(lazy.length).toBe(eager.length);
         }
         expect(parseStep(lazy, Number.POSITIVE_INFINITY)).toBe(parseStep(eager, Number.POSITIVE_INFINITY));
-        expect(lazy.stats).toEqual(eager.stats);
+        expect({ skips: lazy.stats.skips, skippedBytes: lazy.stats.skippedBytes }).toEqual({ skips: eager.stats.skips, skippedBytes: eager.stats.skippedBytes });
       }),
       { numRuns: 400 },
     );
