@@ -12,7 +12,7 @@
  * Throughput: queued bytes are parsed by the mirror itself (the core's sync parse, queued-parse.ts),
  * in bounded slices shared fairly between mirrors (parse-scheduler.ts). While output streams, they
  * are let to gather for a moment, and a long plain-text run in them is fast-forwarded: the part that
- * would scroll out of the buffer anyway is never parsed (pending-output.ts says why that is exact).
+ * would scroll out of the buffer anyway is never parsed (plain-runs.ts says why that is exact).
  * Without xterm's private core, xterm's own write queue is used, without either.
  */
 import type { Disposable } from '../common/disposable.js';

@@ -2,28 +2,10 @@
  * The mirror's unparsed output (the input filter's canonical bytes, in order, with the resizes
  * between them) and where it may fast-forward.
  *
- * Most bulk output scrolls off before anyone looks. A run of plain text — printable ASCII, CR and
- * LF, nothing else — followed by at least `rows + scrollback` fresh lines cannot leave anything of
- * what it printed before those lines in the grid or the history: the bytes before such a point
- * need not be parsed. This class finds those points as bytes arrive (one pass, O(n), a few numbers
- * per byte); whether the terminal may skip to one is decided by the mirror when it gets there,
- * from the terminal's live state (see `Mirror`, fastForwardSafe in headless.ts).
- *
- * Why it is exact, for a skip from `head` (inside a plain run, everything before it parsed) to a
- * cut `c` (a CR of the same run) with `A` line advances (LFs and autowraps, counted from column 0
- * at `c`) between `c` and the end of the run, and A ≥ (rows − 1) + (rows + scrollback):
- * - the bytes from `c` on meet the same column in both streams (the CR sets it to 0), the same pen
- *   (plain text sets none), the same modes and charsets (plain text changes none; the mirror checks
- *   the ones that change how plain text is laid out: autowrap on, insert off, no charset, the
- *   scroll region the whole screen, the main screen, no joined character pending);
- * - the cursor only goes down (CR and LF never go up; the region is the screen) and reaches the
- *   bottom row within rows − 1 advances in either stream; from there on every advance appends a
- *   fresh, blank line (erased with the same pen) in both streams, and the same bytes fill it;
- * - the buffer keeps the last rows + scrollback lines, so after that many fresh lines it holds
- *   nothing older: not the lines the skipped bytes wrote, not the lines of before the run. Markers
- *   on old lines are disposed in both streams (their lines are trimmed in both).
- * The pending wrap and the cursor's column before `c` do not matter (the CR resets the column);
- * origin mode does not either (CR, LF and printing do not read it).
+ * Most bulk output scrolls off before anyone looks: a plain run followed by enough fresh lines
+ * leaves nothing of what it printed before them in the grid or the history, so the bytes before
+ * such a cut need not be parsed. plain-runs.ts finds those cuts (and says why a skip to one is
+ * exact); this class holds the bytes, feeds the scanner, and skips when the mirror says it may.
  *
  * Chunks the input filter passed whole as plain text (`append(data, true)`) are not scanned as they
  * come: most of a flood's bytes are skipped, and the scan was a pass over each of them (~1.1 s of a
@@ -40,26 +22,11 @@
  * queue's time in a live profile (8 drives streaming, 2026-12-02), and ~95% of a flood's bytes are
  * skipped.
  */
+import { PlainRuns } from './plain-runs.js';
 import { lateCutInPieces } from './reverse-cut.js';
 
 const CR = 0x0d;
 const LF = 0x0a;
-const ESC = 0x1b;
-
-const enum Scan {
-  Ground,
-  Escape,
-  EscapeIntermediate,
-  Csi,
-}
-
-/** A plain run long enough to skip into: skipping from inside [start, cut) to cut is allowed. */
-interface SkippableRun {
-  readonly start: number;
-  readonly cut: number;
-  readonly cols: number;
-  readonly rows: number;
-}
 
 interface ResizePoint {
   readonly at: number;
@@ -77,7 +44,6 @@ export interface FastForwardStats {
 }
 
 export class PendingOutput {
-  readonly #scrollback: number;
   #buf = new Uint8Array(64 * 1024);
   /** Absolute stream offset of #buf[0]. */
   #base = 0;
@@ -87,31 +53,16 @@ export class PendingOutput {
   #chunks: Uint8Array[] = [];
   #chunkBytes = 0;
   readonly #resizes: ResizePoint[] = [];
-  // The scanner, always at #tail.
-  #scan = Scan.Ground;
-  #cols: number;
-  #rows: number;
+  /** The scanner, always at #scannedTo. */
+  readonly #plain: PlainRuns;
   /** Absolute offset up to which the scanner ran; the bytes after it are plain text (a lazy region, see above). */
   #scannedTo = 0;
   /** The lazy region holds a CR (so the column at its end is known). */
   #lazyCr = false;
-  /** Absolute offset where the open plain run began; -1: not in one. */
-  #runStart = -1;
-  /** Column in the open run; -1 until its first CR. */
-  #x = -1;
-  /** Line advances in the open run since its first CR. */
-  #advances = 0;
-  /** The open run's CRs still worth a cut (absolute offsets) and the advances before each. */
-  #crAt: number[] = [];
-  #crAdvances: number[] = [];
-  #crHead = 0;
-  readonly #runs: SkippableRun[] = [];
   readonly stats: FastForwardStats = { skippedBytes: 0, skips: 0, copiedBytes: 0 };
 
   constructor(cols: number, rows: number, scrollback: number) {
-    this.#cols = cols;
-    this.#rows = rows;
-    this.#scrollback = scrollback;
+    this.#plain = new PlainRuns(cols, rows, scrollback);
   }
 
   /** Unparsed bytes. */
@@ -137,8 +88,8 @@ export class PendingOutput {
   /** The bytes so far end inside a plain run whose column is known: more of it may make it skippable. */
   get inPlainRun(): boolean {
     // A lazy region is plain text that continues the run (or begins one) up to the end.
-    if (this.#scannedTo < this.writtenOffset) return this.#x !== -1 || this.#lazyCr;
-    return this.#runStart !== -1 && this.#x !== -1;
+    if (this.#scannedTo < this.writtenOffset) return this.#plain.columnKnown || this.#lazyCr;
+    return this.#plain.runStart !== -1 && this.#plain.columnKnown;
   }
 
   /** Everything up to `offset` (an earlier writtenOffset) is parsed, the resizes written with it applied. */
@@ -151,7 +102,7 @@ export class PendingOutput {
   interrupt(): void {
     this.#flush();
     this.#catchUp(this.#tail);
-    this.#endRun();
+    this.#plain.endRun();
   }
 
   /**
@@ -160,7 +111,7 @@ export class PendingOutput {
    * (their memory must not be reused); other bytes are copied.
    */
   append(data: Uint8Array, plain = false): void {
-    if (plain && this.#scan === Scan.Ground) {
+    if (plain && this.#plain.ground) {
       if (!this.#lazyCr && data.includes(CR)) this.#lazyCr = true;
       this.#chunks.push(data);
       this.#chunkBytes += data.length;
@@ -180,10 +131,8 @@ export class PendingOutput {
   resize(cols: number, rows: number, applied: boolean): void {
     this.#flush();
     this.#catchUp(this.#tail);
-    this.#endRun();
+    this.#plain.resize(cols, rows);
     if (!applied) this.#resizes.push({ at: this.writtenOffset, cols, rows });
-    this.#cols = cols;
-    this.#rows = rows;
   }
 
   /** The resize due before the next unparsed byte, taken from the queue; undefined when none. */
@@ -206,13 +155,13 @@ export class PendingOutput {
     }
     this.#catchUp(this.#tail);
     const head = this.parsedOffset;
-    const run = this.#runAt(head);
+    const run = this.#plain.runAt(head);
     if (run === undefined || !safe(run.cols, run.rows)) return 0;
     const skipped = run.cut - head;
     this.#head += skipped;
     this.stats.skippedBytes += skipped;
     this.stats.skips++;
-    this.#dropPassedRuns();
+    this.#plain.dropPassed(this.parsedOffset);
     return skipped;
   }
 
@@ -229,7 +178,7 @@ export class PendingOutput {
     let end = Math.max(head, Math.min(this.writtenOffset, head + max));
     const resize = this.#resizes[0];
     if (resize !== undefined && resize.at > head) end = Math.min(end, resize.at);
-    const next = this.#nextRunStart(head);
+    const next = this.#plain.nextRunStart(head);
     if (next > head) end = Math.min(end, next);
     return this.#buf.subarray(this.#head, end - this.#base);
   }
@@ -237,7 +186,7 @@ export class PendingOutput {
   /** Marks `n` bytes from the head as parsed. */
   consume(n: number): void {
     this.#head += n;
-    this.#dropPassedRuns();
+    this.#plain.dropPassed(this.parsedOffset);
     if (this.#head === this.#tail) {
       this.#base += this.#head;
       this.#head = 0;
@@ -247,19 +196,15 @@ export class PendingOutput {
 
   /** Forgets everything unparsed (superseded by a rebuild or a reset); the scanner starts afresh. */
   clear(cols: number, rows: number): void {
-    this.#endRun();
+    this.#plain.reset(cols, rows);
     this.#base += this.#tail + this.#chunkBytes;
     this.#head = 0;
     this.#tail = 0;
     this.#chunks = [];
     this.#chunkBytes = 0;
     this.#resizes.length = 0;
-    this.#runs.length = 0;
-    this.#scan = Scan.Ground;
     this.#scannedTo = this.#base;
     this.#lazyCr = false;
-    this.#cols = cols;
-    this.#rows = rows;
     if (this.#buf.length > 1024 * 1024) this.#buf = new Uint8Array(64 * 1024);
   }
 
@@ -286,15 +231,15 @@ export class PendingOutput {
     const from = this.#scannedTo;
     const bufTail = this.#base + this.#tail;
     const pieces = [this.#buf.subarray(from - this.#base, this.#tail), ...this.#chunks];
-    const at = lateCutInPieces(pieces, this.writtenOffset - from, this.#needed());
+    const at = lateCutInPieces(pieces, this.writtenOffset - from, this.#plain.needed());
     const cut = at < 0 ? -1 : from + at;
     // A cut in the buffer's part (or at the region's start) is the ordinary path's.
     if (cut <= from || cut < bufTail) return 0;
-    const runStart = this.#runStart !== -1 ? this.#runStart : from;
+    const runStart = this.#plain.runStart !== -1 ? this.#plain.runStart : from;
     const head = this.parsedOffset;
     // head ≤ bufTail ≤ cut: the run [runStart, cut…) holds the head when it started at or before it
     // (closed runs all end before runStart, so none holds it).
-    if (head < runStart || !safe(this.#cols, this.#rows)) return 0;
+    if (head < runStart || !safe(this.#plain.cols, this.#plain.rows)) return 0;
     // Everything before the cut goes, unparsed and uncopied; the rest is copied and scanned as
     // #catchUp scans from a cut.
     const kept: Uint8Array[] = [];
@@ -310,75 +255,15 @@ export class PendingOutput {
     this.#chunks = kept;
     this.#chunkBytes = start - cut;
     this.#flush();
-    this.#runs.length = 0;
-    this.#runStart = runStart;
-    this.#advances = 0;
-    this.#crAt = [];
-    this.#crAdvances = [];
-    this.#crHead = 0;
+    this.#plain.restartRun(runStart, true);
     this.#scanFrom(0, this.#tail);
     // The scan finds the cut again, or a later one (the latest with enough advances after it).
-    const to = Math.max(cut, this.#openCut());
+    const to = Math.max(cut, this.#plain.openCut());
     this.#head = to - cut;
     const skipped = to - head;
     this.stats.skippedBytes += skipped;
     this.stats.skips++;
     return skipped;
-  }
-
-  /** The run the offset is in with a cut ahead of it. */
-  #runAt(offset: number): SkippableRun | undefined {
-    for (const run of this.#runs) if (offset >= run.start && offset < run.cut) return run;
-    const cut = this.#openCut();
-    if (this.#runStart !== -1 && offset >= this.#runStart && cut > offset) return { start: this.#runStart, cut, cols: this.#cols, rows: this.#rows };
-    return undefined;
-  }
-
-  #nextRunStart(offset: number): number {
-    for (const run of this.#runs) if (run.start > offset) return run.start;
-    if (this.#runStart > offset && this.#openCut() !== -1) return this.#runStart;
-    return -1;
-  }
-
-  #dropPassedRuns(): void {
-    const head = this.parsedOffset;
-    while (this.#runs.length > 0 && (this.#runs[0] as SkippableRun).cut <= head) this.#runs.shift();
-  }
-
-  /** Fresh lines needed after a cut: rows − 1 to reach the bottom, then the whole buffer. */
-  #needed(): number {
-    return this.#rows - 1 + this.#rows + this.#scrollback;
-  }
-
-  /** The open run's latest cut with enough advances after it; -1 when none. */
-  #openCut(): number {
-    if (this.#crHead >= this.#crAt.length) return -1;
-    return this.#advances - (this.#crAdvances[this.#crHead] as number) >= this.#needed() ? (this.#crAt[this.#crHead] as number) : -1;
-  }
-
-  /** `n` line advances; moves to the latest CR that still has enough after it (earlier ones are never better). */
-  #advance(n: number): void {
-    this.#advances += n;
-    const needed = this.#needed();
-    const at = this.#crAdvances;
-    while (this.#crHead + 1 < at.length && this.#advances - (at[this.#crHead + 1] as number) >= needed) this.#crHead++;
-    if (this.#crHead > 4096 && this.#crHead * 2 > at.length) {
-      this.#crAt = this.#crAt.slice(this.#crHead);
-      this.#crAdvances = at.slice(this.#crHead);
-      this.#crHead = 0;
-    }
-  }
-
-  #endRun(): void {
-    if (this.#runStart === -1) return;
-    const cut = this.#openCut();
-    if (cut !== -1) this.#runs.push({ start: this.#runStart, cut, cols: this.#cols, rows: this.#rows });
-    this.#runStart = -1;
-    this.#x = -1;
-    this.#advances = 0;
-    this.#crAt = [];
-    this.#crAdvances = [];
-    this.#crHead = 0;
   }
 
   /** Scans the lazy region up to `end` (an index in #buf), from its latest sure cut when there is one. */
@@ -388,12 +273,9 @@ export class PendingOutput {
     const cut = this.#lateCut(from, end);
     if (cut > from) {
       // The run goes on through the region (plain text); what it held before the cut can no longer
-      // give the latest cut: forgotten, as #advance forgets CRs that a later one replaces.
-      if (this.#runStart === -1) this.#runStart = this.#base + from;
-      this.#advances = 0;
-      this.#crAt = [];
-      this.#crAdvances = [];
-      this.#crHead = 0;
+      // give the latest cut: forgotten, as PlainRuns forgets CRs a later one replaces.
+      const runStart = this.#plain.runStart;
+      this.#plain.restartRun(runStart === -1 ? this.#base + from : runStart);
     }
     this.#scanFrom(cut > from ? cut : from, end);
   }
@@ -402,7 +284,7 @@ export class PendingOutput {
   #lateCut(from: number, end: number): number {
     const buf = this.#buf;
     let lf = end;
-    for (let k = this.#needed(); k > 0; k--) {
+    for (let k = this.#plain.needed(); k > 0; k--) {
       // (a negative fromIndex would search from the end of the buffer)
       if (lf - 1 < from) return -1;
       lf = buf.lastIndexOf(LF, lf - 1);
@@ -413,60 +295,10 @@ export class PendingOutput {
     return cr >= from ? cr : -1;
   }
 
-  /**
-   * The filter's output is canonical: ESC starts a whole sequence (`ESC [` params final, or ESC
-   * intermediates final); UTF-8 characters come whole. Anything but printable ASCII, CR and LF in
-   * the ground state ends a plain run.
-   */
+  /** Scans #buf[from, tail) (the scanner's state was at `from`). */
   #scanFrom(from: number, tail: number): void {
-    const buf = this.#buf;
-    const cols = this.#cols;
-    const base = this.#base;
-    let scan = this.#scan;
-    for (let i = from; i < tail; i++) {
-      const b = buf[i] as number;
-      if (scan === Scan.Ground) {
-        if (b >= 0x20 && b < 0x7f) {
-          // Printable characters up to the next non-printable: the column and the autowraps.
-          let j = i + 1;
-          while (j < tail && (buf[j] as number) >= 0x20 && (buf[j] as number) < 0x7f) j++;
-          if (this.#runStart === -1) this.#runStart = base + i;
-          const x = this.#x;
-          if (x !== -1) {
-            const end = x + (j - i);
-            if (end <= cols) this.#x = end;
-            else {
-              // Each time the column is at the width before a character, the line wraps.
-              this.#advance(Math.ceil((end - cols) / cols));
-              this.#x = ((end - cols - 1) % cols) + 1;
-            }
-          }
-          i = j - 1;
-        } else if (b === CR) {
-          if (this.#runStart === -1) this.#runStart = base + i;
-          this.#x = 0;
-          // A CR with no advance since the last one is the same cut, later: it replaces it (a
-          // progress bar redrawn with CR alone for hours keeps one entry, not one per redraw).
-          const last = this.#crAdvances.length - 1;
-          if (last >= this.#crHead && this.#crAdvances[last] === this.#advances) this.#crAt[last] = base + i;
-          else {
-            this.#crAt.push(base + i);
-            this.#crAdvances.push(this.#advances);
-          }
-        } else if (b === LF) {
-          if (this.#runStart === -1) this.#runStart = base + i;
-          if (this.#x !== -1) this.#advance(1);
-        } else {
-          this.#endRun();
-          if (b === ESC) scan = Scan.Escape;
-        }
-      } else if (scan === Scan.Escape) scan = b === 0x5b ? Scan.Csi : b >= 0x20 && b < 0x30 ? Scan.EscapeIntermediate : Scan.Ground;
-      else if (scan === Scan.EscapeIntermediate) {
-        if (b >= 0x30) scan = Scan.Ground;
-      } else if (b >= 0x40) scan = Scan.Ground;
-    }
-    this.#scan = scan;
-    this.#scannedTo = base + tail;
+    this.#plain.scan(this.#buf, from, tail, this.#base);
+    this.#scannedTo = this.#base + tail;
     this.#lazyCr = false;
   }
 
