@@ -1,7 +1,8 @@
 /**
  * Re-attaching at open: every non-terminal drive of the journal that no live process holds. A live
  * server is attached (stale control clients ended, mirror rebuilt from a snapshot, a gap marked),
- * through a hot standby's observer when there is one (standby.ts: no control client to start);
+ * through a hot standby's observer when there is one (standby.ts: no control client to start;
+ * its mirror is rebuilt from the visible rows first and gets the pane's history a second later);
  * a gone one is reported `failed` with its journal kept; a remote host that cannot be reached
  * leaves its rows for a later open. Nothing is ever relaunched.
  */
