@@ -14,7 +14,7 @@
  * - at the end, the observer received every stored journal event of every drive exactly once.
  *
  * Calls in flight when a host dies fail with HOST_LOST (delivery unknown); they are counted, not
- * violations. Run: `npm run build && node dist/tools/serve-torture.js --iterations 100 [--drives 20]`.
+ * violations. Run: `npm run build && node dist/tools/serve-torture.js --iterations 100 [--drives 20] [--history LINES]`.
  */
 import { Client } from '../lib/client/client.js';
 import type { TmuxDriveError } from '../lib/common/errors.js';
@@ -29,6 +29,8 @@ export interface ServeTortureOptions {
   /** Clients driving concurrently (each its own connection). */
   readonly drivers?: number;
   readonly seed?: number;
+  /** Lines each drive prints before the first kill (its pane's history: a takeover's cost must not grow with it). */
+  readonly history?: number;
   readonly minDelayMs?: number;
   readonly maxDelayMs?: number;
   readonly log?: (line: string) => void;
@@ -136,6 +138,15 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     const owner = await Client.connect(dir.dataDir, { reconnectTimeoutMs: 30_000 });
     clients.push(owner);
     await Promise.all(names.map(async (name) => (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' })));
+    if (opts.history) {
+      const lines = opts.history;
+      await Promise.all(
+        names.map(async (name) => {
+          await owner.drive(name).sendText(`seq 1 ${lines} | sed s/^/history-/`, { submit: true });
+          await owner.drive(name).wait({ forText: new RegExp(`^history-${lines}$`, 'm'), timeoutMs: 15_000 });
+        }),
+      );
+    }
 
     // The observer: every journal event of every drive, to check for gaps and repeats at the end.
     const observer = await Client.connect(dir.dataDir, { token: (await owner.mint({ classes: ['observe'] })).token, reconnectTimeoutMs: 30_000 });
@@ -273,8 +284,8 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
 }
 
 function parseArgs(argv: readonly string[]): ServeTortureOptions {
-  const f = readFlags(argv, { iterations: 'integer', drives: 'integer', drivers: 'integer', seed: 'integer' });
-  return { iterations: f.iterations ?? 30, drives: f.drives ?? 20, drivers: f.drivers ?? 2, ...(f.seed === undefined ? {} : { seed: f.seed }) };
+  const f = readFlags(argv, { iterations: 'integer', drives: 'integer', drivers: 'integer', seed: 'integer', history: 'integer' });
+  return { iterations: f.iterations ?? 30, drives: f.drives ?? 20, drivers: f.drivers ?? 2, ...(f.seed === undefined ? {} : { seed: f.seed }), ...(f.history === undefined ? {} : { history: f.history }) };
 }
 
 await mainOf(import.meta.url, () => runServeTorture(parseArgs(process.argv.slice(2))));

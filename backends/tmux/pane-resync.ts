@@ -72,8 +72,8 @@ export class PaneResync {
    * SGR pen, charsets and saved cursor the program continues from, which tmux 3.3a cannot report
    * (`PaneCapture.continuous`). After a %pause tmux has discarded output, so nothing carries.
    */
-  resync(prefix: readonly TmuxCommand[], reason: string): Promise<void> {
-    return this.serial(() => this.resyncNow(prefix, reason));
+  resync(prefix: readonly TmuxCommand[], reason: string, opts: { readonly withoutHistory?: boolean } = {}): Promise<void> {
+    return this.serial(() => this.resyncNow(prefix, reason, opts.withoutHistory === true));
   }
 
   /** A fresh capture of the pane, outside the gate (nothing is rebuilt from it). */
@@ -107,11 +107,11 @@ export class PaneResync {
     return next;
   }
 
-  private async resyncNow(prefix: readonly TmuxCommand[], reason: string): Promise<void> {
+  private async resyncNow(prefix: readonly TmuxCommand[], reason: string, withoutHistory: boolean): Promise<void> {
     const withContinue = this.paused;
     this.paused = false;
     const continuous = this.followed && !withContinue;
-    const batch = paneSnapshot(this.port.pane(), PANE_STATE_FORMAT, { prefix, withContinue });
+    const batch = paneSnapshot(this.port.pane(), PANE_STATE_FORMAT, { prefix, withContinue, withoutHistory });
     let capture: PaneCapture;
     try {
       const client = this.port.client();

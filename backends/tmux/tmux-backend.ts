@@ -50,6 +50,11 @@ export type TmuxLaunch = ServerLaunch;
 export interface AdoptedClient {
   readonly client: ControlClient;
   readonly pane: AttachedPane;
+  /**
+   * The first rebuild takes the visible rows alone: its cost must not grow with the pane's
+   * history (a takeover's); the caller asks for the history later (`resync(HISTORY_RESYNC)`).
+   */
+  readonly withoutHistory?: boolean;
 }
 
 export class TmuxBackend implements DriveBackend {
@@ -203,7 +208,7 @@ export class TmuxBackend implements DriveBackend {
         // The observer knows its pane already: the promotion batch and the first resync (which
         // turns output on inside its batch) are written together, two round trips in all.
         handshake.identified(adopted.pane);
-        const settled = await Promise.allSettled([promoteHandshake(handshake), this.sync.resync([refreshClientOutputOn()], 'attach')]);
+        const settled = await Promise.allSettled([promoteHandshake(handshake), this.sync.resync([refreshClientOutputOn()], 'attach', { withoutHistory: adopted.withoutHistory === true })]);
         for (const r of settled) if (r.status === 'rejected') throw r.reason;
       } else {
         await attachHandshake(handshake);

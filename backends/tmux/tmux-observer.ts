@@ -74,9 +74,9 @@ export class TmuxObserver {
    * The caller holds the drive's lease now: the client becomes its driver. Once only; an observer
    * whose client ended fails with CONTROL_CLOSED (the caller re-attaches cold).
    */
-  adopt(listener: BackendListener): Promise<TmuxBackend> {
+  adopt(listener: BackendListener, opts: { readonly withoutHistory?: boolean } = {}): Promise<TmuxBackend> {
     this.adopted = true;
-    return TmuxBackend.adopt(this.target, listener, { client: this.client, pane: this.pane });
+    return TmuxBackend.adopt(this.target, listener, { client: this.client, pane: this.pane, ...(opts.withoutHistory ? { withoutHistory: true } : {}) });
   }
 
   /** Stops observing (the standby stops, or its takeover did not need this one). */

@@ -69,7 +69,7 @@ export interface SnapshotBatch<T> {
 export interface PaneSnapshotParts {
   /** The reply to `stateFormat`. */
   readonly state: string;
-  /** History and screen of the current grid, wrapped rows joined, no final LF. */
+  /** History (unless the batch was made `withoutHistory`) and screen of the current grid, wrapped rows joined, no final LF. */
   readonly main: Uint8Array;
   /** The primary screen saved while the alternate one is on; empty otherwise. */
   readonly alternateSaved: Uint8Array;
@@ -82,12 +82,12 @@ export interface PaneSnapshotParts {
  * batch), the state, the framed captures of the grid and of the saved primary screen, the pending
  * bytes, and `refresh-client -A continue` after a %pause.
  */
-export function paneSnapshot(target: PaneId, stateFormat: string, opts: { readonly prefix?: readonly TmuxCommand[]; readonly withContinue: boolean }): SnapshotBatch<PaneSnapshotParts> {
+export function paneSnapshot(target: PaneId, stateFormat: string, opts: { readonly prefix?: readonly TmuxCommand[]; readonly withContinue: boolean; readonly withoutHistory?: boolean }): SnapshotBatch<PaneSnapshotParts> {
   const { main, alternate } = SNAPSHOT_BUFFERS;
   const p = opts.prefix?.length ?? 0;
   const sizesAt = p + 5;
   const captures: [CaptureRegion, string][] = [
-    ['history-and-screen', main],
+    [opts.withoutHistory ? 'screen-joined' : 'history-and-screen', main],
     ['alternate-saved', alternate],
   ];
   const commands: TmuxCommand[] = [

@@ -272,10 +272,13 @@ export function deleteBuffer(name: string): TmuxCommand {
  * rows joined, trailing spaces kept, attributes as SGR); the primary screen saved while the
  * alternate one is on (empty without one); the visible screen row by row.
  */
-export type CaptureRegion = 'history-and-screen' | 'alternate-saved' | 'screen' | 'history';
+export type CaptureRegion = 'history-and-screen' | 'screen-joined' | 'alternate-saved' | 'screen' | 'history';
 
 const REGION_FLAGS: Readonly<Record<CaptureRegion, string>> = {
   'history-and-screen': '-e -J -N -S - -E -',
+  // The visible rows alone, spelt as history-and-screen spells them: a capture whose cost does
+  // not grow with the history (a takeover's first rebuild; the history follows later).
+  'screen-joined': '-e -J -N -S 0 -E -',
   'alternate-saved': '-e -J -N -a -q',
   screen: '-e -N',
   // The history alone, row by row (the differential fuzzer compares it with the mirror's).

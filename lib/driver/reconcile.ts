@@ -1,13 +1,14 @@
 /**
  * Re-attaching at open: every non-terminal drive of the journal that no live process holds. A live
  * server is attached (stale control clients ended, mirror rebuilt from a snapshot, a gap marked),
- * through a hot standby's observer when there is one (standby.ts: no control client to start);
+ * through a hot standby's observer when there is one (standby.ts: no control client to start;
+ * its mirror is rebuilt from the visible rows first and gets the pane's history a second later);
  * a gone one is reported `failed` with its journal kept; a remote host that cannot be reached
  * leaves its rows for a later open. Nothing is ever relaunched.
  */
 import { TmuxDriveError } from '../common/errors.js';
 import type { Session } from '../session/session.js';
-import type { BackendListener, DriveBackend } from '../session/backend.js';
+import { HISTORY_RESYNC, type BackendListener, type DriveBackend } from '../session/backend.js';
 import { NON_TERMINAL_STATES, type Journal, type JournalEvent, type SessionRecord } from '../../journal/journal.js';
 import type { BackendFactory } from './backend-factory.js';
 import type { LeaseBook } from './lease-book.js';
@@ -36,7 +37,7 @@ export interface ReconcileContext {
    * `pending` is a drive's attach still under way (the standby's start does not wait for them).
    */
   readonly observers?: {
-    get(name: string): { readonly isClosed: boolean; adopt(listener: BackendListener): Promise<DriveBackend> } | undefined;
+    get(name: string): { readonly isClosed: boolean; adopt(listener: BackendListener, opts: { readonly withoutHistory: boolean }): Promise<DriveBackend> } | undefined;
     pending(name: string): Promise<void> | undefined;
   };
   /** What a hot standby already read of each drive's journal while it waited (only later events are read). */
@@ -136,8 +137,13 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
     // taken. If that fails (the server ended meanwhile, or the client did) the drive goes the
     // cold way below, which tells a gone server from a live one.
     try {
-      const backend = await observer.adopt(session.listener);
-      return await attachRecorded(ctx, rec, session, () => Promise.resolve(backend), { observed: true });
+      // The first rebuild without the pane's history: a capture of the whole history (up to the
+      // scrollback limit, 1000 lines by default) made each takeover's re-attach cost grow with
+      // what the drives had printed. The history follows once the takeover's first rounds are past.
+      const backend = await observer.adopt(session.listener, { withoutHistory: true });
+      await attachRecorded(ctx, rec, session, () => Promise.resolve(backend), { observed: true });
+      if (session.lifecycle === 'live') historyLater(backend);
+      return;
     } catch {
       /* re-attached cold */
     }
@@ -153,6 +159,15 @@ async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<
     return failUnbound(session, reason);
   }
   await attachRecorded(ctx, rec, session, () => backends.attachLocal(rec.id, session.listener));
+}
+
+/**
+ * Asks for the pane's history a takeover's first rebuild left out, after its first rounds (the
+ * same moment as its first verdict). One timer per drive, armed by the takeover; a drive closed
+ * meanwhile refuses the resync, which changes nothing.
+ */
+function historyLater(backend: DriveBackend): void {
+  setTimeout(() => void backend.resync(HISTORY_RESYNC).catch(() => undefined), TAKEOVER_FIRST_VERDICT_MS).unref();
 }
 
 /** Attaches a journaled drive whose server answers: live again, a gap marked; or failed, with why. */

@@ -48,7 +48,7 @@ export interface DriveBackend {
   signal(name: SignalName): Promise<void>;
   /** A fresh capture of the pane (the resync snapshot), without rebuilding anything. */
   capture(): Promise<PaneCapture>;
-  /** Forces a resync: the listener's `resync` is called with a new capture. */
+  /** Forces a resync: the listener's `resync` is called with a new capture (HISTORY_RESYNC: see there). */
   resync(reason: string): Promise<void>;
   /**
    * Captures the visible grid as tmux holds it and runs `compare` on it while later output is held
@@ -68,3 +68,9 @@ export interface DriveBackend {
 }
 
 export type { Disposable, ExitInfo };
+
+/**
+ * The resync reason that brings in the pane's history after a first rebuild that left it out (a
+ * takeover's adopted observer: lib/driver/reconcile.ts). Like the attach's, not program output.
+ */
+export const HISTORY_RESYNC = 'history';

@@ -7,7 +7,7 @@
 import { isMachineToken } from '../common/machine-token.js';
 import type { StringTimeoutWatch } from '../emulator/string-timeout.js';
 import { AnsiStripper } from '../perceive/ansi-text.js';
-import type { BackendListener, ExitInfo } from './backend.js';
+import { HISTORY_RESYNC, type BackendListener, type ExitInfo } from './backend.js';
 import type { DriveContext } from './drive-signals.js';
 import type { DriveWatch } from './drive-watch.js';
 import type { Outcomes } from './outcomes.js';
@@ -73,10 +73,11 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       // and it is in the ground state although `capture-pane -P` still reports the abandoned string
       // (input_reset does not drain since_ground): nothing of either is carried into the mirror.
       mirror.rebuild(reason === 'parser_timeout' ? { ...capture, continuous: false, pending: new Uint8Array(0) } : capture);
-      transcript.append('resync', undefined, { reason, cols: capture.cols, rows: capture.rows });
-      // Rebuilding the mirror at attach is not the program producing output (the rebuild's own
-      // change event, emitted synchronously, is undone here).
-      signals.lastChangeAt = reason === 'attach' ? changedBefore : clock.now();
+      // `lines`: the rows the capture brought, history included (what a rebuild cost grows with).
+      transcript.append('resync', undefined, { reason, cols: capture.cols, rows: capture.rows, lines: lineCount(capture.main) });
+      // Rebuilding the mirror at attach, or with the history a takeover's attach left out, is not
+      // the program producing output (the rebuild's own change event, emitted synchronously, is undone here).
+      signals.lastChangeAt = reason === 'attach' || reason === HISTORY_RESYNC ? changedBefore : clock.now();
       signals.wake();
       events.emit('resync', reason);
     },
@@ -119,4 +120,11 @@ function exitReason(info: ExitInfo): string {
   if (info.code === 0) return 'exit_0';
   if (info.code !== null) return 'nonzero_exit';
   return info.signal !== null ? 'signal' : 'exit_unknown';
+}
+
+/** Rows of a capture (\n-separated, no final \n). */
+function lineCount(main: Uint8Array): number {
+  let lines = 1;
+  for (let at = main.indexOf(0x0a); at >= 0; at = main.indexOf(0x0a, at + 1)) lines++;
+  return lines;
 }
