@@ -33,13 +33,32 @@ afterAll(async () => {
   sweep(dataDir);
 });
 
-/** What bash printed, as lines: `echo "A:$((7)):…"` prints `A:7:…`, which the typed line itself never shows. */
-async function printed(c: Client, drive: string): Promise<string[]> {
+/**
+ * What bash printed since transcript seq `after`, as lines: `echo "A:$((7)):…"` prints `A:7:…`, which
+ * the typed line itself never shows. (`after`: a retried test reuses the drive; only its own output counts.)
+ */
+async function printed(c: Client, drive: string, after: number): Promise<string[]> {
   const entries = await c.drive(drive).transcript({ limit: 100_000 });
-  const text = entries.filter((e) => e.kind === 'output').map((e) => (typeof e.data === 'string' ? e.data : new TextDecoder().decode(e.data))).join('');
+  const text = entries.filter((e) => e.kind === 'output' && e.seq > after).map((e) => (typeof e.data === 'string' ? e.data : new TextDecoder().decode(e.data))).join('');
   // bash's own control sequences (bracketed paste on and off around each line) are not text.
   const plain = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\x1b\][^\x07]*\x07/g, '');
   return plain.split(/\r?\n/).map((l) => l.replace(/\r/g, ''));
+}
+
+/**
+ * The results bash printed, in order. Not anchored at a line's start: a line typed while bash still
+ * runs the one before is echoed by the terminal (the tty is cooked between readline's reads), so on
+ * a loaded machine the next line's typed text can come before a result on its row (seen in a fresh
+ * clone's run: B:1 missing from the lines that began with a result). The typed text never holds a
+ * result (it has `$((i))`), so a match is what bash ran; a spliced line would not print one whole.
+ */
+const RESULT = /([AB]):(\d+):([ab]{3}(?:abcdefghij){3}\d\d)(?![a-z0-9])/g;
+function results(lines: readonly string[]): { readonly who: string; readonly i: number; readonly payload: string }[] {
+  return lines.flatMap((l) => [...l.matchAll(RESULT)].map((m) => ({ who: m[1] as string, i: Number(m[2]), payload: m[3] as string })));
+}
+
+async function lastSeq(c: Client, drive: string): Promise<number> {
+  return (await c.drive(drive).transcript({ limit: 100_000 })).at(-1)?.seq ?? 0;
 }
 
 /** Every line sent was submitted; once bash prints the end mark after them, it has run them all. */
@@ -53,40 +72,39 @@ const line = (who: string, i: number): string => `echo "${who}:$((${i})):${paylo
 
 describe('input from several clients', () => {
   it('two clients firing 50 submits each at once: every line reaches bash whole, each client\'s in its order', async () => {
+    const since = await lastSeq(a, 'shared');
     const sends = ['A', 'B'].flatMap((who) => {
       const c = who === 'A' ? a : b;
       return Array.from({ length: 50 }, (_, i) => c.drive('shared').sendText(line(who, i), { submit: true, turnTimeoutMs: 300_000 }));
     });
     await Promise.all(sends);
     await finished(a, 'shared');
-    const lines = await printed(a, 'shared');
-    const results = lines.filter((l) => /^[AB]:\d+:/.test(l));
-    // Whole: every printed line is exactly one of the lines sent, nothing spliced into it.
-    for (const l of results) expect(l).toMatch(/^([AB]):(\d+):([ab]{3}(?:abcdefghij){3}\d\d)$/);
-    const order = (who: string): number[] => results.filter((l) => l.startsWith(`${who}:`)).map((l) => Number(l.split(':')[1]));
+    const lines = await printed(a, 'shared', since);
+    const ran = results(lines);
     const expected = Array.from({ length: 50 }, (_, i) => i);
-    expect(order('A')).toEqual(expected);
-    expect(order('B')).toEqual(expected);
-    for (const l of results) {
-      const [who, i, p] = l.split(':') as [string, string, string];
-      expect(p).toBe(payload(who, Number(i)));
-    }
+    expect(ran.filter((r) => r.who === 'A').map((r) => r.i)).toEqual(expected);
+    expect(ran.filter((r) => r.who === 'B').map((r) => r.i)).toEqual(expected);
+    // Whole: every result is exactly the line sent, nothing spliced into it.
+    for (const r of ran) expect(r.payload).toBe(payload(r.who, r.i));
     // bash saw no other command (a spliced line would be a syntax error or "command not found").
     expect(lines.some((l) => /command not found|syntax error|unexpected EOF/.test(l))).toBe(false);
   });
 
   it('an in-process caller of the host\'s own Session and a client share the queue: 20 submits each, whole and in order', async () => {
     const session = host.driver.get('mixed');
+    const since = await lastSeq(a, 'mixed');
     await Promise.all([
       ...Array.from({ length: 20 }, (_, i) => session.sendText(line('A', i), { submit: true, turnTimeoutMs: 300_000 })),
       ...Array.from({ length: 20 }, (_, i) => b.drive('mixed').sendText(line('B', i), { submit: true, turnTimeoutMs: 300_000 })),
     ]);
     await finished(a, 'mixed');
-    const results = (await printed(a, 'mixed')).filter((l) => /^[AB]:\d+:/.test(l));
-    for (const l of results) expect(l).toMatch(/^([AB]):(\d+):([ab]{3}(?:abcdefghij){3}\d\d)$/);
+    const lines = await printed(a, 'mixed', since);
+    const ran = results(lines);
     const expected = Array.from({ length: 20 }, (_, i) => i);
-    expect(results.filter((l) => l.startsWith('A:')).map((l) => Number(l.split(':')[1]))).toEqual(expected);
-    expect(results.filter((l) => l.startsWith('B:')).map((l) => Number(l.split(':')[1]))).toEqual(expected);
+    expect(ran.filter((r) => r.who === 'A').map((r) => r.i)).toEqual(expected);
+    expect(ran.filter((r) => r.who === 'B').map((r) => r.i)).toEqual(expected);
+    for (const r of ran) expect(r.payload).toBe(payload(r.who, r.i));
+    expect(lines.some((l) => /command not found|syntax error|unexpected EOF/.test(l))).toBe(false);
   });
 
   it('a caller waiting past its turn timeout gets INPUT_BUSY, a caller that cancels while waiting is not sent; the input after them is', async () => {
