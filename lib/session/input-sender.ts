@@ -109,24 +109,18 @@ export class InputSender {
   /**
    * A send whose keys were just written (the input is marked right after the write, in the same
    * turn: no output can be read in between, and the cursor cannot move before tmux has the keys).
-   * The screen rows of its markInput (the input baseline) are read by whatever needs them first:
-   * a wait, anything that is about to change the screen (the echo's output when it shares the
-   * reply's chunk, a resync, a resize), or else the keys' reply: tmux answers `send-keys` before
-   * the program's echo comes back, and the rows read then (the screen has not changed since the
-   * input) are off the echo's way to the screen. Not while tmux handles the keys: on two loaded
-   * cores, CPU spent then delays tmux and the program by more than it costs. Bytes still queued in
-   * the mirror change the screen without a new event, so with a backlog the rows are read in the
-   * microtask after the write. Not async: each await is a microtask turn on the reply's way.
+   * The screen rows of its markInput (the input baseline) are read by whatever needs them first: a
+   * wait, or anything that is about to change the screen (the echo's output, a resync, a resize).
+   * Not while tmux handles the keys, nor at their reply (which comes before the echo, while tmux
+   * and the program still work on it): on two loaded cores, CPU spent then delays them by more than
+   * it costs (docs/benchmarks.md, 2026-12-02 10:31). Bytes still queued in the mirror change the
+   * screen without a new event, so with a backlog the rows are read in the microtask after the
+   * write. Not async: an await would be one more microtask turn on the reply's way to the caller.
    */
   private whileSending(sending: Promise<void>): Promise<void> {
     if (this.ctx.mirror.backlogBytes > 0) queueMicrotask(() => this.waits.takeBaseline());
-    return sending.then(this.baselineAtReply);
+    return sending;
   }
-
-  /** The keys' reply is in: their rows, unless an output, a wait or a resync read them already. */
-  private readonly baselineAtReply = (): void => {
-    this.waits.takeBaseline();
-  };
 
   /**
    * Enter, then confirm the program reacted. A composer may swallow an Enter that comes too soon

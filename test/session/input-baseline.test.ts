@@ -1,9 +1,10 @@
 /**
  * The input baseline (the screen rows as they were when keys were sent) is read by whatever needs
- * it first: a wait, the output that changes the screen, or the keys' reply from tmux. Keys with no
- * echo (stty -echo) leave only the reply to read it. A wait that begins later must still tell rows
- * the program changed after the input from rows that already showed the same text. Real bash on a
- * real tmux server.
+ * it first: a wait, or the output that changes the screen (not while tmux handles the keys, nor at
+ * their reply: docs/benchmarks.md, 2026-12-02 10:31). Keys with no echo (stty -echo) leave it to a
+ * wait or to the program's later output. A wait that begins later must still tell rows the program
+ * changed after the input from rows that already showed the same text. Real bash on a real tmux
+ * server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allow, openDriver, type TestDriver } from '../helpers.js';
