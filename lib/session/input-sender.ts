@@ -107,17 +107,19 @@ export class InputSender {
   }
 
   /**
-   * Awaits a send whose keys were just written (the input is marked right after the write, in the
-   * same turn: no output can be read in between, and the cursor cannot move before tmux has the
-   * keys). The screen rows of its markInput (the input baseline) are read by whatever needs them
-   * first: a wait, or anything that is about to change the screen (the echo's output, a resync, a
-   * resize). Not while tmux handles the keys: on two loaded cores, CPU spent then delays tmux and
-   * the program by more than it costs. Bytes still queued in the mirror change the screen without
-   * a new event, so with a backlog the rows are read in the microtask after the write, as before.
+   * A send whose keys were just written (the input is marked right after the write, in the same
+   * turn: no output can be read in between, and the cursor cannot move before tmux has the keys).
+   * The screen rows of its markInput (the input baseline) are read by whatever needs them first: a
+   * wait, or anything that is about to change the screen (the echo's output, a resync, a resize).
+   * Not while tmux handles the keys, nor at their reply (which comes before the echo, while tmux
+   * and the program still work on it): on two loaded cores, CPU spent then delays them by more than
+   * it costs (docs/benchmarks.md, 2026-12-02 10:31). Bytes still queued in the mirror change the
+   * screen without a new event, so with a backlog the rows are read in the microtask after the
+   * write. Not async: an await would be one more microtask turn on the reply's way to the caller.
    */
-  private async whileSending(sending: Promise<void>): Promise<void> {
+  private whileSending(sending: Promise<void>): Promise<void> {
     if (this.ctx.mirror.backlogBytes > 0) queueMicrotask(() => this.waits.takeBaseline());
-    await sending;
+    return sending;
   }
 
   /**
