@@ -84,7 +84,8 @@ export async function endServeSuite(o: { readonly clients: readonly { close(): P
   for (const c of o.clients) await c.close();
   for (const h of o.hosts) await killServe(h);
   killGone(processesMentioning(o.dataDir));
-  rmSync(o.dir, { recursive: true, force: true });
+  // The killed drives' processes may still be writing as they go (ENOTEMPTY): rm retries.
+  rmSync(o.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }
 
 /** The pid holding `drive`'s lease in the journal of `dataDir`, read through a journal of its own. */

@@ -22,32 +22,40 @@ const TMUX_DEADLINE_MS = 20_000;
 let dir: string;
 let dataDir: string;
 let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
+let hosts: ServeProcess[] = [];
+let clients: Client[] = [];
 let standbyHost: ServingHost | undefined;
 let stopped: number | undefined;
 
 const socketOf = (drive: string): string => join(dataDir, 'tmux', `${drive}.sock`);
 
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
+/** Ends an attempt's processes and files (a retried attempt starts on a data dir of its own). */
+async function endAttempt(): Promise<void> {
   if (stopped !== undefined) {
     try {
       process.kill(stopped, 'SIGCONT');
     } catch {
       /* gone */
     }
+    stopped = undefined;
   }
   await standbyHost?.close();
-  await endServeSuite({ clients, hosts, dataDir, dir });
+  standbyHost = undefined;
+  if (dir !== undefined) await endServeSuite({ clients, hosts, dataDir, dir });
+  hosts = [];
+  clients = [];
+}
+
+beforeAll(() => {
+  ensureBuilt();
 });
+
+afterAll(endAttempt);
 
 describe('a standby whose start meets a drive that does not answer', () => {
   it('waits on the lock at once and takes the other drives over well within the tmux deadline', async () => {
+    await endAttempt();
+    ({ dir, dataDir, config } = testSetup());
     const holder = startServe(['--data-dir', dataDir, '--config', config]);
     hosts.push(holder);
     await holder.ready;
