@@ -48,18 +48,10 @@ export class PaneInput {
     this.inMode = false;
   }
 
-  /**
-   * Not async: typed keys are written within the call (the session audits them right after, in
-   * the same turn), and the reply resolves the caller one microtask turn after it is read.
-   */
-  private writeText(text: string, opts: { readonly paste: boolean }): Promise<void> {
-    try {
-      if (opts.paste) return this.paste(text);
-      const lines = encodeSendText(this.port.pane(), text);
-      return lines.length > 0 ? this.port.client().batch(lines).then(nothing) : Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  private async writeText(text: string, opts: { readonly paste: boolean }): Promise<void> {
+    if (opts.paste) return this.paste(text);
+    const lines = encodeSendText(this.port.pane(), text);
+    if (lines.length > 0) await this.port.client().batch(lines);
   }
 
   /**
@@ -71,5 +63,3 @@ export class PaneInput {
     await this.port.client().batch(pasteText(this.port.pane(), text), this.port.timeoutMs + Math.ceil(text.length / 1000) * PASTE_MS_PER_KCHAR);
   }
 }
-
-const nothing = (): void => undefined;
