@@ -314,6 +314,17 @@ export class Mirror {
   }
 
   /**
+   * Re-reads now the rows changed since the last `screenRows()`, so that the next call finds them
+   * read: the input baseline's rows, read after an echo's event instead of before the next echo's
+   * parse (that read is on the next echo's way to the grid). Only when the bytes written are parsed
+   * and the terminal tracks changed rows; otherwise nothing (the next call reads what is due).
+   */
+  keepRowsCurrent(): void {
+    if (this.#disposed || !this.#terminal.internals?.changedRows || !this.#queue.idle || !this.#xterm.settled) return;
+    this.#keptRows.read(this.#terminal);
+  }
+
+  /**
    * A mark on the row the cursor is on now, which follows that row as the screen scrolls
    * (row-mark.ts): where input was typed, so a wait can tell its echo by position.
    */

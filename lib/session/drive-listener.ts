@@ -16,6 +16,8 @@ import type { Verdict } from './verdict.js';
 export interface DriveListenerRooms {
   /** The screen is about to change (output, a resync, a resize): the waits' input baseline is read first. */
   readonly beforeScreenChange: () => void;
+  /** An output's event has been emitted (the caller saw it): bookkeeping kept off the echo's way runs now. */
+  readonly afterOutput: () => void;
   readonly stringTimeout: StringTimeoutWatch;
   readonly watch: DriveWatch;
   readonly verdict: Verdict;
@@ -65,6 +67,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       signals.wake();
       rooms.watch.armQuiet();
       events.emit('output', data, entry.seq);
+      rooms.afterOutput();
     },
     resync(capture, reason) {
       const changedBefore = signals.lastChangeAt;

@@ -68,7 +68,7 @@ export function buildRooms(init: SessionInit, ctx: DriveContext, profile: Profil
     hooks.incident(reason, {});
     signals.backend?.resync(reason).catch(() => undefined);
   });
-  const listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), stringTimeout, watch, verdict, outcomes, stopWatching: hooks.stopWatching, incident: hooks.incident });
+  const listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), afterOutput: () => waits.afterOutput(), stringTimeout, watch, verdict, outcomes, stopWatching: hooks.stopWatching, incident: hooks.incident });
   mirror.onChange(() => {
     signals.lastChangeAt = clock.now();
     signals.wake();

@@ -64,6 +64,8 @@ export class WaitEngine {
   private screenAtInput: readonly string[] = [];
   /** Input was marked and its screen rows are not read yet (see takeBaseline). */
   private baselineDue = false;
+  /** A baseline was read since the last afterOutput: the screen changed after it (see afterOutput). */
+  private rowsReadBeforeChange = false;
   private inputPlace: InputPlace | undefined;
   /** Text watches of the waits in flight: input sent while they wait has an echo of its own. */
   private readonly watches = new Set<TextWatch>();
@@ -100,10 +102,23 @@ export class WaitEngine {
   takeBaseline(): void {
     if (!this.baselineDue) return;
     this.baselineDue = false;
+    this.rowsReadBeforeChange = true;
     // The rows alone (no snapshot content, no breaks), and only those changed since the last
     // baseline (typing changes one): this runs on the echo's way to the screen.
     const { mirror } = this.ctx;
     this.screenAtInput = padCursorRow([...mirror.screenRows()], mirror.cursor);
+  }
+
+  /**
+   * After an output's event: when that output's change came right after a baseline (typing: the
+   * echo), the rows it changed are read now, for the next input's baseline, which then reads
+   * nothing but the rows changed after this. Now the echo has reached the caller and tmux and the
+   * program are done with it; before the next echo's parse, the same read delays that echo.
+   */
+  afterOutput(): void {
+    if (!this.rowsReadBeforeChange) return;
+    this.rowsReadBeforeChange = false;
+    this.ctx.mirror.keepRowsCurrent();
   }
 
   /**

@@ -30,10 +30,12 @@ const piece: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('\x1b[r', '\x1b[?1049h', '\x1b[?1049l', '\x1b[?47h', '\x1b[?47l', '\x1bc', '\x1b#8', '\x1b[?7l', '\x1b[?7h', '\x1b[4h', '\x1b[4l', '\x1b[?6h', '\x1b[?6l', '\x1b7', '\x1b8', '\x1b[1;31m', '\x1b[0m', '\x1b[44m') },
 );
 
-type Op = { readonly write: string } | { readonly read: true } | { readonly resize: readonly [number, number] };
+type Op = { readonly write: string } | { readonly read: true } | { readonly keep: true } | { readonly resize: readonly [number, number] };
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 10, arbitrary: fc.array(piece, { minLength: 1, maxLength: 6 }).map((p) => ({ write: p.join('') })) },
   { weight: 4, arbitrary: fc.constant({ read: true as const }) },
+  // The session's read after an echo's event (wait.ts afterOutput), with or without bytes queued.
+  { weight: 3, arbitrary: fc.constant({ keep: true as const }) },
   { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 5, max: 30 }), fc.integer({ min: 3, max: 12 })).map(([c, r]) => ({ resize: [c, r] as const })) },
 );
 
@@ -48,6 +50,7 @@ async function run(options: Partial<MirrorOptions>, ops: readonly Op[]): Promise
   for (const o of ops) {
     if ('write' in o) m.write(enc.encode(o.write));
     else if ('resize' in o) m.resize(o.resize[0], o.resize[1]);
+    else if ('keep' in o) m.keepRowsCurrent();
     else await check();
   }
   await check();
@@ -66,6 +69,18 @@ describe('the input baseline re-reads only changed rows', () => {
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), (ops) => run({ scheduler: systemParseScheduler }, ops)),
       { numRuns: 150 },
     );
+  });
+
+  it('keepRowsCurrent reads ahead only what is parsed: bytes still queued stay queued', async () => {
+    const m = new Mirror({ cols: 40, rows: 10, scrollback: 50, syncWriteMaxBytes: 0 });
+    mirrors.push(m);
+    m.write(enc.encode('$ x'));
+    expect(m.backlogBytes).toBeGreaterThan(0);
+    m.keepRowsCurrent();
+    expect(m.backlogBytes).toBeGreaterThan(0);
+    await m.whenParsed();
+    m.keepRowsCurrent();
+    expect(m.screenRows()[0]).toBe('$ x');
   });
 
   it('typing along the prompt re-reads the prompt row alone', async () => {
