@@ -39,6 +39,12 @@ export interface XtermInternals {
   /** DECTCEM: the public API has no getter for it. */
   cursorHidden(): boolean;
   /**
+   * The cursor's column and row in the active buffer, as `buffer.active.cursorX/Y` read them,
+   * without the public API's checks and views (read after every keystroke).
+   */
+  cursorX(): number;
+  cursorY(): number;
+  /**
    * Forgets unparsed chunks and their callbacks (the terminal is being retired): otherwise a
    * disposed terminal keeps parsing up to 16 MB nobody will read. Safe inside one of its own
    * callbacks: the loop sees an empty buffer and resets its counters.
@@ -210,6 +216,8 @@ function probeInternals(term: HeadlessTerminal, screen: TmuxScreen | null): Xter
     writeSync: (data) => writeBuffer.writeSync(data),
     writeBufferEmpty: () => writeBuffer._writeBuffer.length === 0,
     cursorHidden: () => coreService.isCursorHidden,
+    cursorX: screen ? () => screen.b.x : () => term.buffer.active.cursorX,
+    cursorY: screen ? () => screen.b.y : () => term.buffer.active.cursorY,
     discardQueued: () => {
       writeBuffer._writeBuffer.length = 0;
       writeBuffer._callbacks.length = 0;

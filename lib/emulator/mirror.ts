@@ -144,8 +144,10 @@ export class Mirror {
   }
 
   get cursor(): CursorState {
-    const buffer = this.#open().term.buffer.active;
-    return { x: buffer.cursorX, y: buffer.cursorY, visible: this.cursorVisible };
+    const { term, internals } = this.#open();
+    if (internals) return { x: internals.cursorX(), y: internals.cursorY(), visible: !internals.cursorHidden() };
+    const buffer = term.buffer.active;
+    return { x: buffer.cursorX, y: buffer.cursorY, visible: true };
   }
 
   get cursorVisible(): boolean {

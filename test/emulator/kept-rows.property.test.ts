@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createTerminal } from '../../lib/emulator/headless.js';
 import { Mirror, type MirrorOptions } from '../../lib/emulator/mirror.js';
 import { systemParseScheduler } from '../../backends/process/system-parse-scheduler.js';
 
@@ -81,6 +82,22 @@ describe('the input baseline re-reads only changed rows', () => {
     await m.whenParsed();
     m.keepRowsCurrent();
     expect(m.screenRows()[0]).toBe('$ x');
+  });
+
+  it("the cursor read through the core (Mirror.cursor) is where xterm's public API puts it", () => {
+    fc.assert(
+      fc.property(fc.array(piece, { minLength: 1, maxLength: 40 }), (pieces) => {
+        const created = createTerminal(20, 8, 50, () => undefined);
+        const { term, internals } = created;
+        if (!internals) throw new Error('this xterm build has no private core: the sync path is off');
+        for (const p of pieces) {
+          internals.writeSync(enc.encode(p));
+          expect([internals.cursorX(), internals.cursorY()]).toEqual([term.buffer.active.cursorX, term.buffer.active.cursorY]);
+        }
+        term.dispose();
+      }),
+      { numRuns: 100 },
+    );
   });
 
   it('typing along the prompt re-reads the prompt row alone', async () => {
