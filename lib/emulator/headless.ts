@@ -44,6 +44,10 @@ export interface XtermInternals {
    */
   cursorX(): number;
   cursorY(): number;
+  /** The active buffer's `baseY`, `viewportY` and `type === 'alternate'`, read the same way. */
+  baseY(): number;
+  viewportY(): number;
+  alternate(): boolean;
   /**
    * Forgets unparsed chunks and their callbacks (the terminal is being retired): otherwise a
    * disposed terminal keeps parsing up to 16 MB nobody will read. Safe inside one of its own
@@ -218,6 +222,9 @@ function probeInternals(term: HeadlessTerminal, screen: TmuxScreen | null): Xter
     cursorHidden: () => coreService.isCursorHidden,
     cursorX: screen ? () => screen.b.x : () => term.buffer.active.cursorX,
     cursorY: screen ? () => screen.b.y : () => term.buffer.active.cursorY,
+    baseY: screen ? () => screen.b.ybase : () => term.buffer.active.baseY,
+    viewportY: screen ? () => screen.b.ydisp : () => term.buffer.active.viewportY,
+    alternate: screen ? () => screen.alternate : () => term.buffer.active.type === 'alternate',
     discardQueued: () => {
       writeBuffer._writeBuffer.length = 0;
       writeBuffer._callbacks.length = 0;

@@ -12,12 +12,12 @@ export class KeptRows {
 
   /** Equals `visibleRows(created, 0, rows).lines`; the array is this reader's (copy it to keep it). */
   read(created: CreatedTerminal): readonly string[] {
-    const changed = created.internals?.changedRows;
-    const { term } = created;
-    const active = term.buffer.active;
+    const { term, internals } = created;
+    const changed = internals?.changedRows;
     // A row index means the same row only on the terminal the rows were read from, at its size,
-    // with the viewport at the bottom (xterm's redraw ranges are viewport rows).
-    if (!changed || created !== this.#terminal || this.#lines.length !== term.rows || active.viewportY !== active.baseY) {
+    // with the viewport at the bottom (xterm's redraw ranges are viewport rows). Read through the
+    // core (internals is there whenever changed is): the public views cost µs after every key.
+    if (!changed || !internals || created !== this.#terminal || this.#lines.length !== term.rows || internals.viewportY() !== internals.baseY()) {
       this.#lines = [...visibleRows(created, 0, term.rows, false).lines];
       this.#terminal = changed ? created : undefined;
       changed?.take();

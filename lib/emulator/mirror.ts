@@ -155,7 +155,8 @@ export class Mirror {
   }
 
   get alternate(): boolean {
-    return this.#open().term.buffer.active.type === 'alternate';
+    const { term, internals } = this.#open();
+    return internals ? internals.alternate() : term.buffer.active.type === 'alternate';
   }
 
   /**

@@ -14,14 +14,16 @@ export interface RowMark extends Disposable {
 
 /** `current`: whether `terminal` is still the mirror's live terminal. */
 export function markCursorRow(terminal: CreatedTerminal, current: () => boolean): RowMark {
-  const { term } = terminal;
-  const alternate = (): boolean => term.buffer.active.type === 'alternate';
+  const { term, internals } = terminal;
+  // Through the core when it is there: read after every keystroke, where the public views cost µs.
+  const alternate = internals ? (): boolean => internals.alternate() : (): boolean => term.buffer.active.type === 'alternate';
+  const baseY = internals ? (): number => internals.baseY() : (): number => term.buffer.active.baseY;
   const markedOnAlternate = alternate();
   const marker = term.registerMarker(0);
   return {
     visibleRow: () => {
       if (!marker || marker.isDisposed || !current() || alternate() !== markedOnAlternate) return undefined;
-      return marker.line - term.buffer.active.baseY;
+      return marker.line - baseY();
     },
     dispose: () => marker?.dispose(),
   };

@@ -84,7 +84,7 @@ describe('the input baseline re-reads only changed rows', () => {
     expect(m.screenRows()[0]).toBe('$ x');
   });
 
-  it("the cursor read through the core (Mirror.cursor) is where xterm's public API puts it", () => {
+  it("the cursor and the buffer's place read through the core are what xterm's public API says", () => {
     fc.assert(
       fc.property(fc.array(piece, { minLength: 1, maxLength: 40 }), (pieces) => {
         const created = createTerminal(20, 8, 50, () => undefined);
@@ -92,7 +92,8 @@ describe('the input baseline re-reads only changed rows', () => {
         if (!internals) throw new Error('this xterm build has no private core: the sync path is off');
         for (const p of pieces) {
           internals.writeSync(enc.encode(p));
-          expect([internals.cursorX(), internals.cursorY()]).toEqual([term.buffer.active.cursorX, term.buffer.active.cursorY]);
+          const active = term.buffer.active;
+          expect([internals.cursorX(), internals.cursorY(), internals.baseY(), internals.viewportY(), internals.alternate()]).toEqual([active.cursorX, active.cursorY, active.baseY, active.viewportY, active.type === 'alternate']);
         }
         term.dispose();
       }),
