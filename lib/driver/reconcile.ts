@@ -13,6 +13,7 @@ import { NON_TERMINAL_STATES, type Journal, type JournalEvent, type SessionRecor
 import type { BackendFactory } from './backend-factory.js';
 import type { LeaseBook } from './lease-book.js';
 import type { SessionFactory } from './session-factory.js';
+import { takeoverMark } from './takeover-marks.js';
 
 /** Drives re-attached at once (2 cores here; each attach is mostly waiting on tmux). */
 const RECONCILE_CONCURRENCY = 8;
@@ -83,6 +84,7 @@ export async function reconcile(ctx: ReconcileContext, records: readonly Session
   // Every lease in one journal transaction, before any drive is re-attached; a drive another
   // live host holds is left to it.
   const heldElsewhere = records.length > 0 ? ctx.leases.acquireAll(records.map((r) => r.id)) : new Set<string>();
+  takeoverMark('leases');
   for (const id of heldElsewhere) settled?.(id);
   const ours = records.filter((r) => !heldElsewhere.has(r.id));
   const observed = (r: SessionRecord): boolean => ctx.observers?.get(r.id)?.isClosed === false;
@@ -97,6 +99,7 @@ export async function reconcile(ctx: ReconcileContext, records: readonly Session
       try {
         await reconcileOne(ctx, rec);
       } finally {
+        takeoverMark(`reattached:${rec.id}`);
         settled?.(rec.id);
       }
     }
