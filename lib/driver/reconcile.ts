@@ -15,7 +15,7 @@ import type { LeaseBook } from './lease-book.js';
 import type { SessionFactory } from './session-factory.js';
 import { takeoverMark } from './takeover-marks.js';
 
-/** Drives re-attached at once (2 cores here; each attach is mostly waiting on tmux). */
+/** Drives re-attached cold at once (2 cores here; each attach starts a `tmux -C` and mostly waits on it). */
 const RECONCILE_CONCURRENCY = 8;
 /**
  * A standby's takeover: each drive's first verdict (a /proc walk, a classification, a state event)
@@ -88,23 +88,25 @@ export async function reconcile(ctx: ReconcileContext, records: readonly Session
   for (const id of heldElsewhere) settled?.(id);
   const ours = records.filter((r) => !heldElsewhere.has(r.id));
   const observed = (r: SessionRecord): boolean => ctx.observers?.get(r.id)?.isClosed === false;
-  // A few at a time, the observed drives first (a few commands on a client already attached,
-  // no process to start): each drive's own work (its Session, the capture rebuilt into its mirror)
-  // is synchronous CPU, so a bounded pool lets the first drives finish, and be driven,
-  // while later ones are still waiting, instead of every drive waiting for the slowest.
-  const queue = [...ours.filter(observed), ...ours.filter((r) => !observed(r))];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let rec = queue[next++]; rec; rec = queue[next++]) {
-      try {
-        await reconcileOne(ctx, rec);
-      } finally {
-        takeoverMark(`reattached:${rec.id}`);
-        settled?.(rec.id);
-      }
+  const one = async (rec: SessionRecord): Promise<void> => {
+    try {
+      await reconcileOne(ctx, rec);
+    } finally {
+      takeoverMark(`reattached:${rec.id}`);
+      settled?.(rec.id);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(RECONCILE_CONCURRENCY, queue.length) }, worker));
+  // An observed drive is adopted through the client already attached (a few commands to its
+  // server, then its capture rebuilt into its mirror): all of them at once, so their servers answer
+  // on the other core while this one rebuilds what came back (8 at a time, the last of 20 was
+  // re-attached three batches after the first). A drive re-attached cold starts a control client
+  // (a process): a few at a time, after the observed ones have asked.
+  const queue = ours.filter((r) => !observed(r));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let rec = queue[next++]; rec; rec = queue[next++]) await one(rec);
+  };
+  await Promise.all([...ours.filter(observed).map(one), ...Array.from({ length: Math.min(RECONCILE_CONCURRENCY, queue.length) }, worker)]);
 }
 
 async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<void> {
