@@ -15,6 +15,12 @@
  *
  * Calls in flight when a host dies fail with HOST_LOST (delivery unknown); they are counted, not
  * violations. Run: `npm run build && node dist/tools/serve-torture.js --iterations 100 [--drives 20] [--history LINES]`.
+ *
+ * `--marks`: each takeover's timeline (ms after the SIGKILL) from the standby's marks
+ * (lib/driver/takeover-marks.ts: lock, listening, leases, re-attaches, ready, accepts, hellos, each
+ * gate call's start and end) and the clients' own times (reconnected, key, sent, echo), one line per
+ * takeover and their p50s at the end; each takeover waits 3 s for its marks. `--profile-dir DIR`: the
+ * last takeover's standby runs under `--cpu-prof` (250 µs), its profile and marks written to DIR.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
