@@ -51,23 +51,15 @@ export interface EarlierOutcome {
   readonly outcome?: JournalEvent;
 }
 
-/** Journal events read per page while looking for a drive's outcome. */
-const EVENTS_PAGE = 1000;
-
 /**
- * The drive's outcome event after `from` (given exactly once per drive, across hosts), every page
- * read: a drive may have stored more than a page of events before its verdict.
+ * The drive's outcome event after `from` (given exactly once per drive, across hosts), searched in
+ * the journal (no other event read: a standby that waited long takes over a drive with many events
+ * since it looked).
  */
 export function findOutcome(journal: Journal, id: string, from: EarlierOutcome = { throughSeq: 0 }): EarlierOutcome {
   if (from.outcome) return from;
-  let throughSeq = from.throughSeq;
-  for (;;) {
-    const page = journal.events(id, { afterSeq: throughSeq, limit: EVENTS_PAGE });
-    const outcome = page.find((e) => e.kind === 'outcome');
-    if (outcome) return { throughSeq: outcome.seq, outcome };
-    throughSeq = page.at(-1)?.seq ?? throughSeq;
-    if (page.length < EVENTS_PAGE) return { throughSeq };
-  }
+  const { throughSeq, event } = journal.firstEventOfKind(id, 'outcome', from.throughSeq);
+  return event ? { throughSeq, outcome: event } : { throughSeq };
 }
 
 /** The journal's drives to reconcile: all its live ones, or those of these names. */
