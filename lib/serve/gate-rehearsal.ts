@@ -29,7 +29,7 @@ function sampleLines(round: number): string[] {
   return [JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'hello', params: { token: `tdk_${'x'.repeat(43)}` } }), ...lines];
 }
 
-/** Decodes and checks the sample calls, ROUNDS times; resolves with the calls checked. */
+/** Decodes and checks the sample calls, ROUNDS times; returns how many passed their schema. */
 export function rehearseGateCalls(): number {
   let checked = 0;
   const decoder = new JsonLineDecoder({
