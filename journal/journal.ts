@@ -208,6 +208,26 @@ export class Journal {
     return this.q.eventsAfter.all(sid, after, limit).map((r) => ({ sessionId, seq: r.seq, at: r.at, kind: r.kind, tags: decodeTags(r.tags) }));
   }
 
+  /**
+   * The first stored event of `kind` after `afterSeq`, and how far it looked (`throughSeq`: the
+   * event's seq, or the last seq stored when it looked). Searched in SQL (no event read into
+   * JavaScript on the way): a takeover looks for each drive's outcome among every event stored
+   * since its standby started. The last seq is read first, so an event stored meanwhile is above
+   * `throughSeq` and found by the next search (a session's seqs are stored in order).
+   */
+  firstEventOfKind(sessionId: string, kind: string, afterSeq = 0): { readonly throughSeq: number; readonly event?: JournalEvent } {
+    this.assertOpen();
+    checkSessionId('sessionId', sessionId);
+    checkKind('kind', kind);
+    const after = checkInteger('afterSeq', afterSeq, 0);
+    this.buffer.flush();
+    const { sid } = this.rows.seqRef(sessionId);
+    const last = this.q.lastStoredSeq.get(sid) ?? 0;
+    const r = last > after ? this.q.firstEventOfKind.get(sid, after, last, kind) : undefined;
+    if (!r) return { throughSeq: Math.max(after, last) };
+    return { throughSeq: r.seq, event: { sessionId, seq: r.seq, at: r.at, kind: r.kind, tags: decodeTags(r.tags) } };
+  }
+
   // ---- incidents ---------------------------------------------------------------------------
 
   /** Buffers an incident (a session's, or the host's when sessionId is null). */

@@ -80,6 +80,8 @@ export interface Statements {
   readonly deleteSession: Statement<[number]>;
   readonly insertEvent: Statement<[number, number, number, string, string | null]>;
   readonly eventsAfter: Statement<[number, number, number], { seq: number; at: number; kind: string; tags: string | null }>;
+  readonly firstEventOfKind: Statement<[number, number, number, string], { seq: number; at: number; kind: string; tags: string | null }>;
+  readonly lastStoredSeq: Statement<[number], number | null>;
   readonly insertIncident: Statement<[number | null, string, number, string | null]>;
   readonly incidents: Statement<[{ sid: number | null; after: number; limit: number }], { id: number; sid: number | null; kind: IncidentKind; at: number; tags: string | null }>;
   readonly recordAnswer: Statement<[{ sid: number; digest: string; key: string; at: number }]>;
@@ -115,6 +117,8 @@ const SQL: { readonly [K in keyof Statements]: string } = {
   deleteSession: 'DELETE FROM sessions WHERE sid = ?',
   insertEvent: 'INSERT INTO events (sid, seq, at, kind, tags) VALUES (?, ?, ?, ?, ?)',
   eventsAfter: 'SELECT seq, at, kind, tags FROM events WHERE sid = ? AND seq > ? ORDER BY seq LIMIT ?',
+  firstEventOfKind: 'SELECT seq, at, kind, tags FROM events WHERE sid = ? AND seq > ? AND seq <= ? AND kind = ? ORDER BY seq LIMIT 1',
+  lastStoredSeq: 'SELECT max(seq) FROM events WHERE sid = ?',
   insertIncident: 'INSERT INTO incidents (sid, kind, at, tags) VALUES (?, ?, ?, ?)',
   incidents: 'SELECT id, sid, kind, at, tags FROM incidents WHERE (@sid IS NULL OR sid = @sid) AND id > @after ORDER BY id LIMIT @limit',
   recordAnswer: `INSERT INTO answers (sid, digest, key, count, first_at, last_at) VALUES (@sid, @digest, @key, 1, @at, @at)
@@ -132,6 +136,7 @@ export function prepareStatements(db: Database.Database): Statements {
   const prepared: Record<string, Database.Statement> = {};
   for (const [name, sql] of Object.entries(SQL)) prepared[name] = db.prepare(sql);
   prepared.dataVersion?.pluck();
+  prepared.lastStoredSeq?.pluck();
   // The parameter and row types are declarations (as with db.prepare<P, R>): the table above is complete.
   return prepared as unknown as Statements;
 }

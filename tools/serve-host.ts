@@ -58,13 +58,39 @@ export interface ServeProcess {
   readonly waiting: Promise<void>;
   readonly exited: Promise<void>;
   stderr(): string;
+  /** The takeover marks it wrote (lib/driver/takeover-marks.ts; only with `marks` at its start). */
+  marks(): readonly TakeoverMark[];
+  /** Its takeover's marks once written (they are written together, 3 s after the lock). */
+  readonly marksFlushed: Promise<void>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export function startServe(dir: ServeDir, standby: boolean): ServeProcess {
-  const child = spawn(process.execPath, [CLI, ...dir.args, '--json', 'serve', ...(standby ? ['--standby'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+export interface TakeoverMark {
+  readonly name: string;
+  /** Wall clock, ms since the epoch (performance.timeOrigin + performance.now() in the host). */
+  readonly wallMs: number;
+  /** The host's monotonic clock, µs (a `--cpu-prof` profile's clock). */
+  readonly monoUs: number;
+}
+
+export interface ServeStartOptions {
+  /** Its takeover's timeline on stderr (TMUX_DRIVE_TAKEOVER_MARKS=1). */
+  readonly marks?: boolean;
+  /** Node flags before the CLI (e.g. `--cpu-prof`). */
+  readonly nodeArgs?: readonly string[];
+}
+
+export function startServe(dir: ServeDir, standby: boolean, opts: ServeStartOptions = {}): ServeProcess {
+  const env = opts.marks ? { ...process.env, TMUX_DRIVE_TAKEOVER_MARKS: '1' } : process.env;
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...dir.args, '--json', 'serve', ...(standby ? ['--standby'] : [])], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   let err = '';
+  let partial = '';
+  const marks: TakeoverMark[] = [];
+  let flushed: () => void = () => undefined;
+  const marksFlushed = new Promise<void>((r) => {
+    flushed = r;
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const ready = new Promise<{ at: number; drives: number }>((ok, fail) => {
     child.stdout?.on('data', (d: Buffer) => {
@@ -77,7 +103,20 @@ export function startServe(dir: ServeDir, standby: boolean): ServeProcess {
   });
   const waiting = new Promise<void>((ok, fail) => {
     child.stderr?.on('data', (d: Buffer) => {
-      if (err.length < 8192) err += d.toString();
+      let text = d.toString();
+      if (opts.marks) {
+        const lines = (partial + text).split('\n');
+        partial = lines.pop() ?? '';
+        const rest: string[] = [];
+        for (const line of lines) {
+          const m = /^takeover-mark (\S+) ([\d.]+) (\d+)$/.exec(line);
+          if (m) marks.push({ name: m[1] as string, wallMs: Number(m[2]), monoUs: Number(m[3]) });
+          if (m?.[1] === 'flushed') flushed();
+          else rest.push(line);
+        }
+        text = rest.map((l) => `${l}\n`).join('');
+      }
+      if (err.length < 8192) err += text;
       if (/standby: .*waiting/.test(err) && /standby: \d+ live drive\(s\) observed/.test(err)) ok();
     });
     void exited.then(() => fail(new Error(`serve ${child.pid} exited before it waited: ${err.slice(0, 500)}`)));
@@ -91,6 +130,8 @@ export function startServe(dir: ServeDir, standby: boolean): ServeProcess {
     waiting,
     exited,
     stderr: () => err,
+    marks: () => marks,
+    marksFlushed,
     kill: async (signal = 'SIGKILL') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;

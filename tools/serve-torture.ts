@@ -15,12 +15,20 @@
  *
  * Calls in flight when a host dies fail with HOST_LOST (delivery unknown); they are counted, not
  * violations. Run: `npm run build && node dist/tools/serve-torture.js --iterations 100 [--drives 20] [--history LINES]`.
+ *
+ * `--marks`: each takeover's timeline (ms after the SIGKILL) from the standby's marks
+ * (lib/driver/takeover-marks.ts: lock, listening, leases, re-attaches, ready, accepts, hellos, each
+ * gate call's start and end) and the clients' own times (reconnected, key, sent, echo), one line per
+ * takeover and their p50s at the end; each takeover waits 3 s for its marks. `--profile-dir DIR`: the
+ * last takeover's standby runs under `--cpu-prof` (250 µs), its profile and marks written to DIR.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '../lib/client/client.js';
 import type { TmuxDriveError } from '../lib/common/errors.js';
 import { Journal } from '../journal/journal.js';
 import { readStat } from '../backends/process/process-tree.js';
-import { census, serveDir, startServe, type ServeProcess } from './serve-host.js';
+import { census, serveDir, startServe, type ServeProcess, type TakeoverMark } from './serve-host.js';
 import { mainOf, readFlags } from './tool-cli.js';
 
 export interface ServeTortureOptions {
@@ -34,6 +42,10 @@ export interface ServeTortureOptions {
   readonly minDelayMs?: number;
   readonly maxDelayMs?: number;
   readonly log?: (line: string) => void;
+  /** Each takeover's timeline (the standby's marks, the clients' reconnects), logged and reported. */
+  readonly marks?: boolean;
+  /** A CPU profile (`--cpu-prof`, 250 µs) of the last takeover's standby, written here when it exits. */
+  readonly profileDir?: string;
 }
 
 export interface ServeTortureReport {
@@ -57,6 +69,43 @@ export interface ServeTortureReport {
   readonly steadyEchoMs: number;
   readonly violations: readonly string[];
   readonly totalMs: number;
+  /** With `marks`: per takeover, each phase's ms after the SIGKILL. */
+  readonly timelines?: readonly Timeline[];
+}
+
+/** A takeover's phases, ms after the SIGKILL (first and last where there are many). */
+export type Timeline = Record<string, number>;
+
+/** The phases of one takeover from the standby's marks and the clients' own times (wall ms). */
+function timelineOf(marks: readonly TakeoverMark[], killedAt: number, client: Record<string, readonly number[]>): Timeline {
+  const groups = new Map<string, number[]>();
+  const add = (name: string, at: number): void => {
+    const g = groups.get(name) ?? [];
+    g.push(at - killedAt);
+    groups.set(name, g);
+  };
+  for (const m of marks) {
+    // `call:sendKeys:s3` → `call:sendKeys`; `reattached:s3` → `reattached`.
+    const [kind, method] = m.name.split(':');
+    add(kind === 'call' || kind === 'done' ? `${kind}:${method}` : (kind as string), m.wallMs);
+  }
+  for (const [name, times] of Object.entries(client)) for (const t of times) add(name, t);
+  const t: Timeline = {};
+  for (const [name, g] of groups) {
+    if (g.length === 1) t[name] = g[0] as number;
+    else {
+      t[`${name}[0]`] = Math.min(...g);
+      t[`${name}[-1]`] = Math.max(...g);
+    }
+  }
+  return t;
+}
+
+function formatTimeline(t: Timeline): string {
+  return Object.entries(t)
+    .sort((a, b) => a[1] - b[1])
+    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    .join('  ');
 }
 
 function prng(seed: number): () => number {
@@ -79,18 +128,24 @@ function leaseHolder(dataDir: string, drive: string): number | undefined {
   }
 }
 
+const wallNow = (): number => performance.timeOrigin + performance.now();
+/** The clients' side of a takeover's timeline (wall ms), cleared before each SIGKILL when marking. */
+const wallTimes = new Map<string, number[]>();
+
 /**
  * Every drive takes a key (C-u: also clears a line a cut-short submit left typed), then shows an
  * echo typed into it; when each step was done for all (performance.now()).
  */
 async function driveEveryOne(owner: Client, names: readonly string[], tag: string, violations: string[]): Promise<{ keyAt: number; echoAt: number }> {
-  await Promise.all(names.map((d) => owner.drive(d).sendKeys('C-u').catch((err: unknown) => void violations.push(`${d}: took no key: ${(err as Error).message.slice(0, 200)}`))));
+  await Promise.all(names.map((d) => owner.drive(d).sendKeys('C-u').then(() => void wallTimes.get('key')?.push(wallNow())).catch((err: unknown) => void violations.push(`${d}: took no key: ${(err as Error).message.slice(0, 200)}`))));
   const keyAt = performance.now();
   await Promise.all(
     names.map(async (d) => {
       try {
         await owner.drive(d).sendText(`echo ${tag}-$((6 * 7))`, { submit: true });
+        wallTimes.get('sent')?.push(wallNow());
         const r = await owner.drive(d).wait({ forText: new RegExp(`^${tag}-42$`, 'm'), timeoutMs: 15_000 });
+        wallTimes.get('echo')?.push(wallNow());
         if (r.outcome !== 'text') violations.push(`${d}: the echo typed was not seen (${r.outcome})`);
       } catch (err) {
         violations.push(`${d}: not drivable: ${(err as Error).message.slice(0, 200)}`);
@@ -131,9 +186,11 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
   let stop = false;
   let current: ServeProcess | undefined;
   let standby: ServeProcess | undefined;
+  const serveOpts = { marks: opts.marks === true };
+  const timelines: Timeline[] = [];
   log(`serve-torture: ${opts.iterations} takeovers, ${n} drives, seed ${seed}, data dir ${dir.dataDir}`);
   try {
-    current = startServe(dir, false);
+    current = startServe(dir, false, serveOpts);
     await current.ready;
     const owner = await Client.connect(dir.dataDir, { reconnectTimeoutMs: 30_000 });
     clients.push(owner);
@@ -199,8 +256,10 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     release();
     log(`steady host: every drive took a key in ${steadyKeyMs.toFixed(0)} ms, showed its echo in ${steadyEchoMs.toFixed(0)} ms`);
 
+    for (const c of clients) c.on('reconnected', () => void wallTimes.get('reconnected')?.push(wallNow()));
     for (let it = 1; it <= opts.iterations; it++) {
-      standby = startServe(dir, true);
+      const profiled = opts.profileDir !== undefined && it === opts.iterations;
+      standby = startServe(dir, true, { ...serveOpts, ...(profiled ? { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${opts.profileDir}`] } : {}) });
       await standby.waiting;
       const delay = Math.round(minDelay + rand() * (maxDelay - minDelay));
       await new Promise((r) => setTimeout(r, delay));
@@ -213,7 +272,10 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
       hold = new Promise<void>((r) => {
         release = r;
       });
+      wallTimes.clear();
+      if (opts.marks) for (const k of ['reconnected', 'key', 'sent', 'echo']) wallTimes.set(k, []);
       const cpuAtKill = cpuMs(standby.pid);
+      const killedAt = wallNow();
       const t0 = performance.now();
       await (current as ServeProcess).kill('SIGKILL');
       const ready = await standby.ready;
@@ -242,6 +304,14 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
       for (const v of iterViolations) violations.push(`#${it}: ${v}`);
       log(`#${String(it).padStart(3)} kill +${String(delay).padStart(3)}ms  ready ${(ready.at - t0).toFixed(0)}ms  reconnected ${(reconnectedAt - t0).toFixed(0)}ms  key ${keyed.toFixed(0)}ms  echo ${drivable.toFixed(0)}ms  cpu ${cpu.toFixed(0)}ms  ops ${ops} lost ${lostCalls} timeouts ${timeouts}  ${iterViolations.length ? `VIOLATIONS ${iterViolations.length}` : 'ok'}`);
       for (const v of iterViolations) log(`      ! ${v}`);
+      if (opts.marks) {
+        await Promise.race([current.marksFlushed, new Promise((r) => setTimeout(r, 10_000))]);
+        const t = timelineOf(current.marks(), killedAt, Object.fromEntries(wallTimes));
+        timelines.push(t);
+        log(`      timeline: ${formatTimeline(t)}`);
+        // The profiled takeover's marks on the profile's clock: its window is lock → the last echo.
+        if (opts.profileDir !== undefined && it === opts.iterations) writeFileSync(join(opts.profileDir, `marks-${current.pid}.json`), JSON.stringify({ killedAt, client: Object.fromEntries(wallTimes), marks: current.marks() }));
+      }
     }
 
     stop = true;
@@ -274,7 +344,15 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
     await current?.kill('SIGTERM');
     dir.remove();
   }
-  const report: ServeTortureReport = { iterations: opts.iterations, drives: n, seed, readyMs, keyMs, drivableMs, standbyCpuMs, steadyKeyMs, steadyEchoMs, ops, lostCalls, waitTimeouts: timeouts, coldStartMs, violations, totalMs: performance.now() - started };
+  const report: ServeTortureReport = { iterations: opts.iterations, drives: n, seed, readyMs, keyMs, drivableMs, standbyCpuMs, steadyKeyMs, steadyEchoMs, ops, lostCalls, waitTimeouts: timeouts, coldStartMs, violations, totalMs: performance.now() - started, ...(opts.marks ? { timelines } : {}) };
+  if (timelines.length > 0) {
+    const keys = [...new Set(timelines.flatMap((t) => Object.keys(t)))];
+    const p50 = (k: string): number => {
+      const v = timelines.map((t) => t[k]).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+      return v[Math.floor(v.length / 2)] ?? Number.NaN;
+    };
+    log(`timeline p50 over ${timelines.length} takeovers: ${formatTimeline(Object.fromEntries(keys.map((k) => [k, p50(k)])))}`);
+  }
   const sorted = [...drivableMs].sort((a, b) => a - b);
   log(
     `serve-torture: ${opts.iterations} SIGKILLs of the serving host, ${ops} driving ops, ${lostCalls} calls lost in flight, ${timeouts} waits timed out, ${violations.length} violations; ` +
@@ -284,8 +362,16 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
 }
 
 function parseArgs(argv: readonly string[]): ServeTortureOptions {
-  const f = readFlags(argv, { iterations: 'integer', drives: 'integer', drivers: 'integer', seed: 'integer', history: 'integer' });
-  return { iterations: f.iterations ?? 30, drives: f.drives ?? 20, drivers: f.drivers ?? 2, ...(f.seed === undefined ? {} : { seed: f.seed }), ...(f.history === undefined ? {} : { history: f.history }) };
+  const f = readFlags(argv, { iterations: 'integer', drives: 'integer', drivers: 'integer', seed: 'integer', history: 'integer', marks: 'boolean', 'profile-dir': 'string' });
+  return {
+    iterations: f.iterations ?? 30,
+    drives: f.drives ?? 20,
+    drivers: f.drivers ?? 2,
+    ...(f.seed === undefined ? {} : { seed: f.seed }),
+    ...(f.history === undefined ? {} : { history: f.history }),
+    ...(f.marks ? { marks: true } : {}),
+    ...(f['profile-dir'] === undefined ? {} : { profileDir: f['profile-dir'] }),
+  };
 }
 
 await mainOf(import.meta.url, () => runServeTorture(parseArgs(process.argv.slice(2))));

@@ -13,8 +13,9 @@ import { NON_TERMINAL_STATES, type Journal, type JournalEvent, type SessionRecor
 import type { BackendFactory } from './backend-factory.js';
 import type { LeaseBook } from './lease-book.js';
 import type { SessionFactory } from './session-factory.js';
+import { takeoverMark } from './takeover-marks.js';
 
-/** Drives re-attached at once (2 cores here; each attach is mostly waiting on tmux). */
+/** Drives re-attached cold at once (2 cores here; each attach starts a `tmux -C` and mostly waits on it). */
 const RECONCILE_CONCURRENCY = 8;
 /**
  * A standby's takeover: each drive's first verdict (a /proc walk, a classification, a state event)
@@ -50,23 +51,15 @@ export interface EarlierOutcome {
   readonly outcome?: JournalEvent;
 }
 
-/** Journal events read per page while looking for a drive's outcome. */
-const EVENTS_PAGE = 1000;
-
 /**
- * The drive's outcome event after `from` (given exactly once per drive, across hosts), every page
- * read: a drive may have stored more than a page of events before its verdict.
+ * The drive's outcome event after `from` (given exactly once per drive, across hosts), searched in
+ * the journal (no other event read: a standby that waited long takes over a drive with many events
+ * since it looked).
  */
 export function findOutcome(journal: Journal, id: string, from: EarlierOutcome = { throughSeq: 0 }): EarlierOutcome {
   if (from.outcome) return from;
-  let throughSeq = from.throughSeq;
-  for (;;) {
-    const page = journal.events(id, { afterSeq: throughSeq, limit: EVENTS_PAGE });
-    const outcome = page.find((e) => e.kind === 'outcome');
-    if (outcome) return { throughSeq: outcome.seq, outcome };
-    throughSeq = page.at(-1)?.seq ?? throughSeq;
-    if (page.length < EVENTS_PAGE) return { throughSeq };
-  }
+  const { throughSeq, event } = journal.firstEventOfKind(id, 'outcome', from.throughSeq);
+  return event ? { throughSeq, outcome: event } : { throughSeq };
 }
 
 /** The journal's drives to reconcile: all its live ones, or those of these names. */
@@ -83,25 +76,29 @@ export async function reconcile(ctx: ReconcileContext, records: readonly Session
   // Every lease in one journal transaction, before any drive is re-attached; a drive another
   // live host holds is left to it.
   const heldElsewhere = records.length > 0 ? ctx.leases.acquireAll(records.map((r) => r.id)) : new Set<string>();
+  takeoverMark('leases');
   for (const id of heldElsewhere) settled?.(id);
   const ours = records.filter((r) => !heldElsewhere.has(r.id));
   const observed = (r: SessionRecord): boolean => ctx.observers?.get(r.id)?.isClosed === false;
-  // A few at a time, the observed drives first (a few commands on a client already attached,
-  // no process to start): each drive's own work (its Session, the capture rebuilt into its mirror)
-  // is synchronous CPU, so a bounded pool lets the first drives finish, and be driven,
-  // while later ones are still waiting, instead of every drive waiting for the slowest.
-  const queue = [...ours.filter(observed), ...ours.filter((r) => !observed(r))];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let rec = queue[next++]; rec; rec = queue[next++]) {
-      try {
-        await reconcileOne(ctx, rec);
-      } finally {
-        settled?.(rec.id);
-      }
+  const one = async (rec: SessionRecord): Promise<void> => {
+    try {
+      await reconcileOne(ctx, rec);
+    } finally {
+      takeoverMark(`reattached:${rec.id}`);
+      settled?.(rec.id);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(RECONCILE_CONCURRENCY, queue.length) }, worker));
+  // An observed drive is adopted through the client already attached (a few commands to its
+  // server, then its capture rebuilt into its mirror): all of them at once, so their servers answer
+  // on the other core while this one rebuilds what came back (8 at a time, the last of 20 was
+  // re-attached three batches after the first). A drive re-attached cold starts a control client
+  // (a process): a few at a time, after the observed ones have asked.
+  const queue = ours.filter((r) => !observed(r));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let rec = queue[next++]; rec; rec = queue[next++]) await one(rec);
+  };
+  await Promise.all([...ours.filter(observed).map(one), ...Array.from({ length: Math.min(RECONCILE_CONCURRENCY, queue.length) }, worker)]);
 }
 
 async function reconcileOne(ctx: ReconcileContext, rec: SessionRecord): Promise<void> {

@@ -19,6 +19,7 @@ import { allowsClass, isExpired, requireDrive } from './capabilities.js';
 import { OperatorHolds, type HoldCaller, type HoldHow, type OperatorHold } from './operator-holds.js';
 import { VERBS, type VerbContext } from './verbs.js';
 import { DriveFeed } from './drive-feed.js';
+import { takeoverMark } from '../driver/takeover-marks.js';
 import type { TokenStore } from './token-store.js';
 
 export const GATE_LIMITS = {
@@ -240,6 +241,7 @@ export class GateSession implements HoldCaller {
       // (a call naming none, for every drive); nothing to wait for once they are all re-attached.
       const adoption = this.gate.driver.adoption(drive ?? undefined);
       if (adoption) await adoption;
+      takeoverMark(`call:${method}:${drive ?? '-'}`);
       // An operator's take-over holds every other caller's input off (observers read on). Checked
       // after the wait: a holder's hold asked again of this host (it waits too) that was asked
       // before this input is in force by then.
@@ -264,6 +266,7 @@ export class GateSession implements HoldCaller {
         release: (d) => this.gate.holds.release(d, this),
       };
       const result = await verb.run(ctx, p);
+      takeoverMark(`done:${method}:${drive ?? '-'}`);
       if (method === 'revoke') this.gate.revoked(String((p as { id: string }).id));
       this.gate.record(drive, verbName, tokenId, true);
       return result;

@@ -25,6 +25,7 @@ import { readHostRecord, removeHostRecord, writeHostRecord, type HostRecord } fr
 import { TokenStore } from './token-store.js';
 import { Gate } from './gate.js';
 import { PreparedServing } from './serving-prep.js';
+import { startTakeoverMarks, takeoverMark } from '../driver/takeover-marks.js';
 import { SOCKET_LIMITS, SocketServer, type SocketLimits } from './socket-server.js';
 
 /** A web surface served over the host's gate (the console): its address, and how to close it. */
@@ -150,7 +151,9 @@ async function takeHostLock(paths: ServePaths, opts: ServeOptions, hot?: () => P
   const prepared = await prepare?.();
   opts.onWaiting?.(holder);
   try {
-    return { lock: await HostLock.acquire(paths.lock, 'exclusive', opts.signal), ...(standby ? { standby } : {}), ...(prepared ? { prepared } : {}) };
+    const lock = await HostLock.acquire(paths.lock, 'exclusive', opts.signal);
+    startTakeoverMarks();
+    return { lock, ...(standby ? { standby } : {}), ...(prepared ? { prepared } : {}) };
   } catch (err) {
     await prepared?.close();
     await standby?.close();
@@ -212,11 +215,13 @@ async function takeOverServing<S extends HostSurface>(standby: DriverStandby, lo
   try {
     await standby.takeOver(async (driver) => {
       host = await startServing(driver, lock, paths, true, logger, limits, startSurface, prepared);
+      takeoverMark('listening');
     });
   } catch (err) {
     await host?.close();
     throw err;
   }
+  takeoverMark('ready');
   if (!host) throw new HostError('NOT_SERVING', 'the takeover opened the drives without serving them'); // serving() runs before any drive is re-attached
   return host;
 }

@@ -8,7 +8,8 @@
  * record. At takeover (the lock held): the socket is renamed over `serve/sock` (the dead host's
  * file goes in the same step), the token store is read again only if its files changed meanwhile
  * (a token the holder minted or revoked holds), the audit log's torn last line (a holder killed
- * mid-write) is ended. Nothing answers on `serve/sock` before the lock is taken.
+ * mid-write) is ended. Nothing answers on `serve/sock` before the lock is taken. Once the lock wait
+ * has begun, the first round's calls are decoded and checked once (gate-rehearsal.ts).
  *
  * Every step is an optimisation: one that fails leaves that part to the takeover, as before.
  */
@@ -18,6 +19,7 @@ import { AuditLog } from '../../journal/audit-log.js';
 import { isPidAlive } from '../../journal/process-identity.js';
 import type { HostInfo } from '../wire/protocol.js';
 import type { Gate } from './gate.js';
+import { rehearseGateCalls } from './gate-rehearsal.js';
 import { hostRecordWriter } from './host-record.js';
 import { PRIVATE_SOCKET, standbySocketPath, type ServePaths } from './serve-paths.js';
 import { SocketServer, type ServerLog, type SocketLimits } from './socket-server.js';
@@ -71,6 +73,15 @@ export class PreparedServing {
     } catch {
       // Opened at takeover, where its error fails the start as it always did.
     }
+    // Once the lock wait has begun (it starts when this resolves): a holder that dies meanwhile is
+    // taken over a rehearsal later, ≈ 10–30 ms once at the standby's start.
+    setImmediate(() => {
+      try {
+        rehearseGateCalls();
+      } catch {
+        // An optimisation: the takeover's first calls run it cold.
+      }
+    });
     return new PreparedServing(paths, server, peeked, auditLog, hostRecordWriter(paths, process.pid));
   }
 

@@ -20,6 +20,7 @@ import { toWireError } from '../wire/wire-error.js';
 import { CapabilityError, HostError } from '../wire/host-error.js';
 import { TmuxDriveError } from '../common/errors.js';
 import type { Gate, GateSession } from './gate.js';
+import { takeoverMark } from '../driver/takeover-marks.js';
 
 export const SOCKET_LIMITS = {
   /** Connections at once; each holds a socket descriptor and a gate session. */
@@ -90,6 +91,7 @@ export class SocketServer {
     const connections = new Set<Connection>();
     let self: SocketServer | undefined;
     const server = createServer({ allowHalfOpen: false }, (socket) => {
+      takeoverMark('accept');
       const served = self?.served;
       if (!served) return void socket.destroy();
       if (connections.size >= limits.maxConnections) {
@@ -317,6 +319,7 @@ class Connection {
       );
       const result: HelloResult = { protocol: PROTOCOL_VERSION, host: this.host, identity };
       this.respond(id, result);
+      takeoverMark('hello');
     } catch (err) {
       // One attempt per connection: a wrong token ends it (no guessing loop on one socket).
       this.fail(id, err);
