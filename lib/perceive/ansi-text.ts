@@ -14,10 +14,17 @@ const enum State {
   EscIntermediate,
 }
 
+/** The control characters text drops (all of C0 but TAB and LF): what is left of plain output's. */
+const DROPPED_CONTROLS = /[\x00-\x08\x0b-\x1f]/g;
+
 export class AnsiStripper {
   private state = State.Text;
 
   push(text: string): string {
+    // No sequence can start in it (no ESC, no 8-bit CSI) and none is open: only its control
+    // characters go (a flood's CRs), in one native pass instead of the loop below, which cut the
+    // line at every CR and joined the pieces (a pending text wait's strip: ~4–8 → ~1 ms/MB of base64 lines).
+    if (this.state === State.Text && text.indexOf('\x1b') < 0 && text.indexOf('\x9b') < 0) return text.replace(DROPPED_CONTROLS, '');
     let out = '';
     /** Start of the run of plain text being copied (taken as one slice, not char by char). */
     let run = -1;
