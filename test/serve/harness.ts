@@ -3,7 +3,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { Journal } from '../../journal/journal.js';
 import { Client, type ClientOptions } from '../../lib/client/client.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allow, killGone, processesMentioning } from '../helpers.js';
@@ -134,14 +134,19 @@ export class ServeSuite {
   }
 }
 
-/** A ServeSuite made before the file's tests (dist/ built) and ended after them (endServeSuite). */
-export function serveSuite(): ServeSuite {
+/**
+ * A ServeSuite made before the file's tests (dist/ built) and ended after them (endServeSuite).
+ * `moreConfig`: YAML appended to the config; `beforeEnd`: what the file ends first (a stopped server resumed, an in-process host closed).
+ */
+export function serveSuite(o: { readonly moreConfig?: string; readonly beforeEnd?: () => unknown } = {}): ServeSuite {
   const suite = new ServeSuite();
   beforeAll(() => {
     ensureBuilt();
     suite.made = testSetup();
+    if (o.moreConfig !== undefined) appendFileSync(suite.made.config, o.moreConfig);
   });
   afterAll(async () => {
+    await o.beforeEnd?.();
     if (suite.made) await endServeSuite({ clients: suite.clients, hosts: suite.hosts, ...suite.made });
   });
   return suite;
