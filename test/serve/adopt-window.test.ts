@@ -9,40 +9,26 @@
  * live, held by nobody else; a create asked meanwhile waits for every drive too, so the session cap
  * (2 here) counts both and refuses it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { Client } from '../../lib/client/client.js';
 import { findProcesses, readStat } from '../../backends/process/process-tree.js';
 import { isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
+import { killServe, serveSuite, standbyWaiting } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
 let stopped: number | undefined;
-
-const socketOf = (drive: string): string => join(dataDir, 'tmux', `${drive}.sock`);
-
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-  appendFileSync(config, 'worker: { maxSessions: 2 }\n');
-});
-
-afterAll(async () => {
-  if (stopped !== undefined) {
+const suite = serveSuite({
+  moreConfig: 'worker: { maxSessions: 2 }\n',
+  beforeEnd: () => {
+    if (stopped === undefined) return;
     try {
       process.kill(stopped, 'SIGCONT');
     } catch {
       /* gone */
     }
-  }
-  await endServeSuite({ clients, hosts, dataDir, dir });
+  },
 });
+
+const socketOf = (drive: string): string => join(suite.dataDir, 'tmux', `${drive}.sock`);
 
 /** Settles to 'pending' when `p` has not settled by the time the event loop has turned a few times. */
 async function stateOf(p: Promise<unknown>): Promise<'pending' | 'settled'> {
@@ -57,15 +43,11 @@ async function stateOf(p: Promise<unknown>): Promise<'pending' | 'settled'> {
 
 describe('a takeover serves while it re-attaches', () => {
   it('answers a call for an adopted drive while another is still being re-attached; a call for that one waits for it and is not refused', async () => {
-    const args = ['--data-dir', dataDir, '--config', config];
-    const first = startServe(args);
-    hosts.push(first);
+    const first = suite.serve();
     await first.ready;
-    const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 30_000 });
-    clients.push(owner);
+    const owner = await suite.connect({ reconnectTimeoutMs: 30_000 });
     for (const name of ['quick', 'held']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
-    const standby = startServe(args, ['--standby']);
-    hosts.push(standby);
+    const standby = suite.serve(['--standby']);
     // Waiting on the lock (its start no longer waits for the observers' attaches: one still under
     // way when the held server stops is waited for by that drive's re-attach alone,
     // test/serve/standby-hung-drive.test.ts).

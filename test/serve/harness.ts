@@ -1,12 +1,14 @@
 /** Shared scaffolding of the serving-host tests: a private data dir with a config, a host, clean-up that leaves nothing running. */
+import { afterAll, beforeAll } from 'vitest';
 import { Journal } from '../../journal/journal.js';
+import { Client, type ClientOptions } from '../../lib/client/client.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allow, killGone, processesMentioning } from '../helpers.js';
 import type { DriverConfigInput } from '../../lib/policy/config-schema.js';
-import { CLI } from '../cli/dist.js';
+import { CLI, ensureBuilt, testSetup } from '../cli/dist.js';
 
 export const BASH = allow('bash', '/bin/bash', { env: { PS1: '$ ' } });
 export const BASH_ARGS = ['--norc', '--noprofile'];
@@ -86,6 +88,68 @@ export async function endServeSuite(o: { readonly clients: readonly { close(): P
   killGone(processesMentioning(o.dataDir));
   // The killed drives' processes may still be writing as they go (ENOTEMPTY): rm retries.
   rmSync(o.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+}
+
+/** A serve suite's data dir (with an operator config), and the hosts and clients its tests start: all ended after the suite. */
+export class ServeSuite {
+  readonly hosts: ServeProcess[] = [];
+  readonly clients: Client[] = [];
+  /** @internal set before the suite's tests (serveSuite). */
+  made: { readonly dir: string; readonly dataDir: string; readonly config: string } | undefined;
+
+  private get setup(): { readonly dir: string; readonly dataDir: string; readonly config: string } {
+    if (!this.made) throw new Error('a serve suite is made in its beforeAll: read it inside a test');
+    return this.made;
+  }
+
+  get dir(): string {
+    return this.setup.dir;
+  }
+
+  get dataDir(): string {
+    return this.setup.dataDir;
+  }
+
+  get config(): string {
+    return this.setup.config;
+  }
+
+  /** The global options naming the suite's data dir and config. */
+  get args(): string[] {
+    return ['--data-dir', this.dataDir, '--config', this.config];
+  }
+
+  /** `tmux-drive serve [extra]` on the suite's data dir (not awaited ready), SIGKILLed after the suite. */
+  serve(extra: readonly string[] = []): ServeProcess {
+    const host = startServe(this.args, extra);
+    this.hosts.push(host);
+    return host;
+  }
+
+  /** A client of the suite's serving host, closed after the suite. */
+  async connect(opts: ClientOptions = {}): Promise<Client> {
+    const client = await Client.connect(this.dataDir, opts);
+    this.clients.push(client);
+    return client;
+  }
+}
+
+/**
+ * A ServeSuite made before the file's tests (dist/ built) and ended after them (endServeSuite).
+ * `moreConfig`: YAML appended to the config; `beforeEnd`: what the file ends first (a stopped server resumed, an in-process host closed).
+ */
+export function serveSuite(o: { readonly moreConfig?: string; readonly beforeEnd?: () => unknown } = {}): ServeSuite {
+  const suite = new ServeSuite();
+  beforeAll(() => {
+    ensureBuilt();
+    suite.made = testSetup();
+    if (o.moreConfig !== undefined) appendFileSync(suite.made.config, o.moreConfig);
+  });
+  afterAll(async () => {
+    await o.beforeEnd?.();
+    if (suite.made) await endServeSuite({ clients: suite.clients, hosts: suite.hosts, ...suite.made });
+  });
+  return suite;
 }
 
 /** The pid holding `drive`'s lease in the journal of `dataDir`, read through a journal of its own. */

@@ -9,7 +9,7 @@
  * agent input asked after the hold, while the drive is still being re-attached (its tmux server
  * stopped), is refused. Uses dist/ (built when missing: rebuild after changing lib/serve or lib/cli).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, unlinkSync, watch } from 'node:fs';
 import pty from 'node-pty';
@@ -17,15 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { TmuxDriveError } from '../../lib/common/errors.js';
-import { CLI, ensureBuilt, testSetup } from '../cli/dist.js';
-import { BASH_ARGS, endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
+import { CLI } from '../cli/dist.js';
+import { BASH_ARGS, killServe, type ServeProcess, serveSuite, standbyWaiting } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
-
+const suite = serveSuite();
 
 async function outcome(p: Promise<unknown>): Promise<string | TmuxDriveError> {
   return p.then(
@@ -39,37 +34,22 @@ async function outcome(p: Promise<unknown>): Promise<string | TmuxDriveError> {
 
 /** A serving host and a hot standby on the data dir, with bash drives `names` created through `owner`. */
 async function hostAndStandby(names: readonly string[]): Promise<{ first: ServeProcess; standby: ServeProcess; owner: Client }> {
-  const args = ['--data-dir', dataDir, '--config', config];
-  const first = startServe(args);
-  hosts.push(first);
+  const first = suite.serve();
   await first.ready;
-  const owner = await Client.connect(dataDir);
-  clients.push(owner);
+  const owner = await suite.connect();
   for (const name of names) await (await owner.create({ allowId: 'bash', name, args: BASH_ARGS })).wait({ forText: '$ ' });
-  const standby = startServe(args, ['--standby']);
-  hosts.push(standby);
+  const standby = suite.serve(['--standby']);
   await standbyWaiting(standby);
   return { first, standby, owner };
 }
-
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
-  await endServeSuite({ clients, hosts, dataDir, dir });
-});
 
 describe('an operator hold across a standby takeover', () => {
   it('the holder takes its hold again before `reconnected`: the agent is refused on the held drive (naming the holder), drives the other, and gets in after release()', async () => {
     const { first, standby, owner } = await hostAndStandby(['held', 'free']);
     const person = await owner.mint({ classes: ['observe', 'drive', 'admin'], label: 'person' });
-    const holder = await Client.connect(dataDir, { token: person.token, reconnectTimeoutMs: 30_000 });
-    clients.push(holder);
+    const holder = await suite.connect({ token: person.token, reconnectTimeoutMs: 30_000 });
     const agentToken = await owner.mint({ classes: ['observe', 'drive'], drives: ['held', 'free'], label: 'agent' });
-    const agent = await Client.connect(dataDir, { token: agentToken.token, reconnectTimeoutMs: 30_000 });
-    clients.push(agent);
+    const agent = await suite.connect({ token: agentToken.token, reconnectTimeoutMs: 30_000 });
 
     await holder.drive('held').hold();
     expect(holder.heldDrives).toEqual(['held']);
@@ -78,7 +58,7 @@ describe('an operator hold across a standby takeover', () => {
     // When the new host's socket appears (the test's own inotify), and when the holder says it is back.
     let killed = false;
     let socketAt = 0; // the last change to the socket's name after the kill (the stale one removed, the new one bound)
-    const socketWatch = watch(join(dataDir, 'serve'), (_event, name) => {
+    const socketWatch = watch(join(suite.dataDir, 'serve'), (_event, name) => {
       if (name === 'host.sock' && killed) socketAt = performance.now();
     });
     const lost: string[] = [];
@@ -128,9 +108,9 @@ describe('an operator hold across a standby takeover', () => {
     // would be reached): with the link gone it cannot reconnect, so another person holds first.
     const linkDir = mkdtempSync(join(tmpdir(), 'tds-link-'));
     const link = join(linkDir, 'host.sock');
-    symlinkSync(join(dataDir, 'serve', 'host.sock'), link);
+    symlinkSync(join(suite.dataDir, 'serve', 'host.sock'), link);
     const holder = await Client.connect({ socket: link, token: (await owner.mint({ classes: ['observe', 'drive', 'admin'], label: 'first-person' })).token, reconnectTimeoutMs: 30_000 });
-    clients.push(holder);
+    suite.clients.push(holder);
     await holder.drive('contested').hold();
     await holder.drive('doomed').hold();
     expect([...holder.heldDrives].sort()).toEqual(['contested', 'doomed']);
@@ -147,12 +127,11 @@ describe('an operator hold across a standby takeover', () => {
     await disconnected;
 
     const other = await owner.mint({ classes: ['observe', 'drive', 'admin'], label: 'second-person' });
-    const second = await Client.connect(dataDir, { token: other.token });
-    clients.push(second);
+    const second = await suite.connect({ token: other.token });
     await second.drive('contested').hold();
 
     const back = new Promise((resolve) => holder.on('reconnected', resolve));
-    symlinkSync(join(dataDir, 'serve', 'host.sock'), link);
+    symlinkSync(join(suite.dataDir, 'serve', 'host.sock'), link);
     await back;
     expect(lost.map((l) => l.drive).sort()).toEqual(['contested', 'doomed']);
     const contested = lost.find((l) => l.drive === 'contested')?.error;
@@ -172,13 +151,12 @@ describe('an operator hold across a standby takeover', () => {
 
   it('tmux-drive attach keeps holding agents off after a standby takes over, until the person detaches', async () => {
     const { first, standby, owner } = await hostAndStandby(['attached']);
-    const agent = await Client.connect(dataDir, { token: (await owner.mint({ classes: ['observe', 'drive'], drives: ['attached'], label: 'agent' })).token, reconnectTimeoutMs: 30_000 });
-    clients.push(agent);
+    const agent = await suite.connect({ token: (await owner.mint({ classes: ['observe', 'drive'], drives: ['attached'], label: 'agent' })).token, reconnectTimeoutMs: 30_000 });
     const agentSends = async (text: string): Promise<string> => {
       const r = await outcome(agent.drive('attached').sendText(text, { submit: true }));
       return typeof r === 'string' ? r : r.code;
     };
-    const term = pty.spawn(process.execPath, [CLI, '--data-dir', dataDir, '--config', config, 'attach', 'attached'], { cols: 100, rows: 30, env: { ...process.env, TERM: 'xterm-256color' } as Record<string, string> });
+    const term = pty.spawn(process.execPath, [CLI, '--data-dir', suite.dataDir, '--config', suite.config, 'attach', 'attached'], { cols: 100, rows: 30, env: { ...process.env, TERM: 'xterm-256color' } as Record<string, string> });
     let seen = '';
     term.onData((d) => (seen += d));
     const exited = new Promise<number>((ok) => term.onExit(({ exitCode }) => ok(exitCode)));
@@ -216,17 +194,17 @@ describe('an operator hold across a standby takeover', () => {
     const { first, standby, owner } = await hostAndStandby(['racy']);
     // Both reach the host through links this test controls, so it decides who reaches the new host first.
     const linkDir = mkdtempSync(join(tmpdir(), 'tds-link-'));
-    const hostSocket = join(dataDir, 'serve', 'host.sock');
+    const hostSocket = join(suite.dataDir, 'serve', 'host.sock');
     const holderLink = join(linkDir, 'holder.sock');
     const agentLink = join(linkDir, 'agent.sock');
     symlinkSync(hostSocket, holderLink);
     symlinkSync(hostSocket, agentLink);
     const holder = await Client.connect({ socket: holderLink, token: (await owner.mint({ classes: ['observe', 'drive', 'admin'], label: 'person' })).token, reconnectTimeoutMs: 30_000 });
     const agent = await Client.connect({ socket: agentLink, token: (await owner.mint({ classes: ['observe', 'drive'], drives: ['racy'], label: 'agent' })).token, reconnectTimeoutMs: 30_000 });
-    clients.push(holder, agent);
+    suite.clients.push(holder, agent);
     await holder.drive('racy').hold();
     // The drive's tmux server is stopped: the new host's re-attach of it waits until it runs again.
-    const serverPid = Number(spawnSync('tmux', ['-S', join(dataDir, 'tmux', 'racy.sock'), 'display-message', '-p', '#{pid}'], { encoding: 'utf8', timeout: 5000 }).stdout.trim());
+    const serverPid = Number(spawnSync('tmux', ['-S', join(suite.dataDir, 'tmux', 'racy.sock'), 'display-message', '-p', '#{pid}'], { encoding: 'utf8', timeout: 5000 }).stdout.trim());
     expect(serverPid).toBeGreaterThan(0);
     unlinkSync(holderLink);
     unlinkSync(agentLink);

@@ -9,23 +9,18 @@
  * A drive whose observer is gone at the takeover, or that was created just before the kill, is
  * re-attached cold and driven too.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import type { JournalItem } from '../../lib/client/remote-drive.js';
 import { findProcesses, processTree, readStat } from '../../backends/process/process-tree.js';
 import { isControlAttachArgv, isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { endServeSuite, killServe, leaseHolder, type ServeProcess, standbyWaiting, startServe } from './harness.js';
+import { killServe, leaseHolder, serveSuite, standbyWaiting } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
+const suite = serveSuite();
 
-const socketOf = (drive: string): string => join(dataDir, 'tmux', `${drive}.sock`);
+const socketOf = (drive: string): string => join(suite.dataDir, 'tmux', `${drive}.sock`);
 
 interface TmuxClient {
   readonly control: boolean;
@@ -72,27 +67,14 @@ async function lastReattach(c: Client, drive: string): Promise<Record<string, un
   return (await c.drive(drive).events({ limit: 1000 })).filter((e) => e.kind === 'reattach').at(-1)?.tags;
 }
 
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
-  await endServeSuite({ clients, hosts, dataDir, dir });
-});
-
 describe('a hot standby', () => {
   it('observes every live drive while it waits (read-only, no output), and after SIGKILL adopts them: one driver each, every drive drivable, the subscription resumes with no gap', async () => {
-    const args = ['--data-dir', dataDir, '--config', config];
-    const first = startServe(args);
-    hosts.push(first);
+    const first = suite.serve();
     await first.ready;
-    const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 30_000 });
-    clients.push(owner);
+    const owner = await suite.connect({ reconnectTimeoutMs: 30_000 });
     // Two drives before the standby starts (from the journal), one after (from the socket dir's inotify).
     for (const name of ['pre1', 'pre2']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
-    const standby = startServe(args, ['--standby']);
-    hosts.push(standby);
+    const standby = suite.serve(['--standby']);
     await standbyWaiting(standby);
     await (await owner.create({ allowId: 'bash', name: 'post', args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
     const drives = ['pre1', 'pre2', 'post'];
@@ -107,13 +89,12 @@ describe('a hot standby', () => {
       expect(observer).toMatchObject({ readOnly: true });
       expect(observer?.flags).toContain('no-output');
       expect(attached.filter((c) => !c.readOnly)).toHaveLength(1);
-      expect(leaseHolder(dataDir, d)).toBe(first.pid);
+      expect(leaseHolder(suite.dataDir, d)).toBe(first.pid);
     }
     // The holder drives on, observed: nothing it does is disturbed.
     await drivable(owner, 'pre1', 'while-observed');
 
-    const observer = await Client.connect(dataDir, { token: (await owner.mint({ classes: ['observe'] })).token, reconnectTimeoutMs: 30_000 });
-    clients.push(observer);
+    const observer = await suite.connect({ token: (await owner.mint({ classes: ['observe'] })).token, reconnectTimeoutMs: 30_000 });
     const seen: JournalItem[] = [];
     observer.drive('post').on('journal', (item) => seen.push(item));
     await drivable(owner, 'post', 'before');
@@ -127,7 +108,7 @@ describe('a hot standby', () => {
     await back;
 
     for (const d of drives) {
-      expect(leaseHolder(dataDir, d)).toBe(standby.pid);
+      expect(leaseHolder(suite.dataDir, d)).toBe(standby.pid);
       // One driver: the adopted client (its process still has the observer argv), read-write now
       // and sent output; the dead host's client ended.
       expect(census(d)).toEqual({ servers: 1, bashes: 1, controlClients: 1 });
@@ -150,15 +131,11 @@ describe('a hot standby', () => {
   });
 
   it('a drive whose observer ended, and one created just before the kill, are re-attached cold and driven after the takeover; a drive the holder closed is not taken', async () => {
-    const args = ['--data-dir', dataDir, '--config', config];
-    const first = startServe(args);
-    hosts.push(first);
+    const first = suite.serve();
     await first.ready;
-    const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 30_000 });
-    clients.push(owner);
+    const owner = await suite.connect({ reconnectTimeoutMs: 30_000 });
     for (const name of ['kept', 'lost', 'closed']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
-    const standby = startServe(args, ['--standby']);
-    hosts.push(standby);
+    const standby = suite.serve(['--standby']);
     await standbyWaiting(standby);
     for (const d of ['kept', 'lost', 'closed']) await expect.poll(() => observersOf(standby.pid, d).length, { timeout: 10_000 }).toBe(1);
     // A drive the holder closes: its server goes, and the observer with it.
@@ -179,7 +156,7 @@ describe('a hot standby', () => {
     expect(await lastReattach(owner, 'late')).toBeDefined();
     expect((await owner.list()).find((i) => i.id === 'closed')?.state).not.toBe('live');
     for (const d of ['kept', 'lost', 'late']) {
-      expect(leaseHolder(dataDir, d)).toBe(standby.pid);
+      expect(leaseHolder(suite.dataDir, d)).toBe(standby.pid);
       expect(census(d)).toEqual({ servers: 1, bashes: 1, controlClients: 1 });
       await drivable(owner, d, `cold-${d}`);
     }

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { serve, type ServingHost } from '../../lib/serve/serve.js';
 import { findProcesses, readStat } from '../../backends/process/process-tree.js';
-import { isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
+import { isControlAttachArgv, isObserverAttachArgv, isStartServerArgv } from '../../lib/control/tmux-commands.js';
 import { ensureBuilt, testSetup } from '../cli/dist.js';
 import { BASH_ARGS, endServeSuite, killServe, startServe, type ServeProcess } from './harness.js';
 
@@ -73,9 +73,17 @@ describe('a standby whose start meets a drive that does not answer', () => {
     served.catch(() => undefined);
     // Its observer of the stopped drive is started (and cannot finish): the holder dies in that window.
     await expect.poll(() => findProcesses((cmdline) => isObserverAttachArgv(cmdline.split('\0'), socketOf('stuck'))).filter((p) => readStat(p)?.ppid === process.pid).length, { timeout: 15_000 }).toBe(1);
+    // The holder's control client of the stopped drive dies with it (as when a host's whole process
+    // group is killed). Left alive it would leave only once the server runs again, and tmux 3.3a
+    // crashes (SIGSEGV, 1 run in ~5 here) when a control client leaves while another's identify is
+    // half read: the observer's, queued while the server was stopped (docs/backends.md). Dead now,
+    // its loss is read on resume before the observer's identify starts.
+    const holderClients = findProcesses((cmdline) => isControlAttachArgv(cmdline.split('\0'), socketOf('stuck'))).filter((p) => readStat(p)?.ppid === holder.pid);
+    expect(holderClients).toHaveLength(1);
     const lost = new Promise<void>((resolve) => owner.on('disconnected', () => resolve()));
     const killedAt = Date.now();
     await killServe(holder);
+    for (const p of holderClients) process.kill(p, 'SIGKILL');
     await lost;
 
     for (const d of ['one', 'two']) {

@@ -7,24 +7,19 @@
  * (dist/) SIGKILLed; the standby is this process's (`serve({ standby: true })`), or a real
  * `serve --standby` for the SIGKILLed one. Real sockets, real clients.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { AuditLog } from '../../journal/audit-log.js';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import { serve, type ServingHost } from '../../lib/serve/serve.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
+import { killServe, serveSuite, standbyWaiting } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
 let standbyHost: ServingHost | undefined;
+const suite = serveSuite({ beforeEnd: () => standbyHost?.close() });
 
-const serveDir = (): string => join(dataDir, 'serve');
+const serveDir = (): string => join(suite.dataDir, 'serve');
 const privateSockets = (): string[] => readdirSync(serveDir()).filter((n) => /^\.standby-\d+\.sock$/.test(n));
 
 /** What a raw connection to `path` gets after saying hello: the bytes answered, once the host closes it (or `ms` pass). */
@@ -46,28 +41,16 @@ function helloOn(path: string, token: string, ms = 3000): Promise<{ answer: stri
   });
 }
 
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
-  await standbyHost?.close();
-  await endServeSuite({ clients, hosts, dataDir, dir });
-});
-
 describe('a standby prepared while it waits', () => {
   it('binds a private 0600 socket that serves nobody, renames it over host.sock at takeover, and honours tokens revoked and minted meanwhile', async () => {
-    const holder = startServe(['--data-dir', dataDir, '--config', config]);
-    hosts.push(holder);
+    const holder = suite.serve();
     await holder.ready;
-    const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 20_000 });
-    clients.push(owner);
+    const owner = await suite.connect({ reconnectTimeoutMs: 20_000 });
     const revokedLater = await owner.mint({ classes: ['observe'] });
     const keptAcross = await owner.mint({ classes: ['observe'] });
 
     const waiting = new Promise<void>((resolve) => {
-      const served = serve({ dataDir, config, standby: true, logger: { warn: () => undefined }, onWaiting: () => resolve() });
+      const served = serve({ dataDir: suite.dataDir, config: suite.config, standby: true, logger: { warn: () => undefined }, onWaiting: () => resolve() });
       served.then((h) => (standbyHost = h)).catch(() => undefined);
     });
     await waiting;
@@ -97,18 +80,16 @@ describe('a standby prepared while it waits', () => {
     const sock = statSync(join(serveDir(), 'host.sock'));
     expect(sock.ino).toBe(st.ino);
     expect(sock.mode & 0o777).toBe(0o600);
-    const fresh = await Client.connect(dataDir, { reconnect: false });
-    clients.push(fresh);
+    const fresh = await suite.connect({ reconnect: false });
     expect(fresh.host.pid).toBe(process.pid);
 
-    const revoked = await Client.connect(dataDir, { token: revokedLater.token, reconnect: false }).then(
+    const revoked = await Client.connect(suite.dataDir, { token: revokedLater.token, reconnect: false }).then(
       () => undefined,
       (e: unknown) => e as { code?: string },
     );
     expect(revoked?.code).toBe('TOKEN_INVALID');
     for (const t of [keptAcross, mintedWhileWaiting]) {
-      const agent = await Client.connect(dataDir, { token: t.token, reconnect: false });
-      clients.push(agent);
+      const agent = await suite.connect({ token: t.token, reconnect: false });
       expect(agent.identity.tokenId).toBe(t.id);
     }
     await standbyHost?.close();
@@ -117,14 +98,13 @@ describe('a standby prepared while it waits', () => {
   }, 60_000);
 
   it('a standby that stops waiting removes its private socket; a SIGKILLed one leaves it to the next standby, which removes it', async () => {
-    const holder = startServe(['--data-dir', dataDir, '--config', config]);
-    hosts.push(holder);
+    const holder = suite.serve();
     await holder.ready;
 
     const abort = new AbortController();
     let served!: Promise<ServingHost>;
     await new Promise<void>((resolve) => {
-      served = serve({ dataDir, config, standby: true, signal: abort.signal, logger: { warn: () => undefined }, onWaiting: () => resolve() });
+      served = serve({ dataDir: suite.dataDir, config: suite.config, standby: true, signal: abort.signal, logger: { warn: () => undefined }, onWaiting: () => resolve() });
       served.catch(() => undefined);
     });
     expect(privateSockets()).toEqual([`.standby-${process.pid}.sock`]);
@@ -132,25 +112,22 @@ describe('a standby prepared while it waits', () => {
     await expect(served).rejects.toMatchObject({ code: 'ABORTED' });
     expect(privateSockets()).toEqual([]);
 
-    const killed = startServe(['--data-dir', dataDir, '--config', config], ['--standby']);
-    hosts.push(killed);
+    const killed = suite.serve(['--standby']);
     await standbyWaiting(killed);
     expect(privateSockets()).toEqual([`.standby-${killed.pid}.sock`]);
     await killServe(killed);
     expect(privateSockets()).toEqual([`.standby-${killed.pid}.sock`]);
 
-    const next = startServe(['--data-dir', dataDir, '--config', config], ['--standby']);
-    hosts.push(next);
+    const next = suite.serve(['--standby']);
     await standbyWaiting(next);
     expect(privateSockets()).toEqual([`.standby-${next.pid}.sock`]);
     // The holder still answers on host.sock.
-    const c = await Client.connect(dataDir, { reconnect: false });
-    clients.push(c);
+    const c = await suite.connect({ reconnect: false });
     expect(c.host.pid).toBe(holder.pid);
   }, 60_000);
 
   it('the audit log opened while waiting leaves a torn last line (the holder may be writing it) until the takeover ends it', () => {
-    const auditDir = join(dir, 'audit-torn');
+    const auditDir = join(suite.dir, 'audit-torn');
     mkdirSync(auditDir, { mode: 0o700 });
     appendFileSync(join(auditDir, 'audit.jsonl'), '{"half a line', { mode: 0o600 });
     const log = AuditLog.open(auditDir, { deferTornLine: true });

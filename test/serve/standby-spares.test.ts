@@ -7,39 +7,22 @@
  * terminals); the holder is a real `tmux-drive serve` process from the built dist/, SIGKILLed;
  * real tmux, real bash.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '../../lib/client/client.js';
+import { describe, expect, it } from 'vitest';
 import { Driver } from '../../lib/driver/driver.js';
 import { spareTerminals } from '../../lib/emulator/headless.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { BASH_ARGS, endServeSuite, leaseHolder, type ServeProcess, startServe } from './harness.js';
+import { BASH_ARGS, leaseHolder, serveSuite } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
-
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
-  await endServeSuite({ clients, hosts, dataDir, dir });
-});
+const suite = serveSuite();
 
 describe('a standby prepares its takeover while it waits', () => {
   it('makes one spare terminal per drive (a drive created while it waits too); its takeover takes them all and every drive is drivable', async () => {
-    const holder = startServe(['--data-dir', dataDir, '--config', config]);
-    hosts.push(holder);
+    const holder = suite.serve();
     await holder.ready;
-    const owner = await Client.connect(dataDir);
-    clients.push(owner);
+    const owner = await suite.connect();
     for (const name of ['pre1', 'pre2']) await (await owner.create({ allowId: 'bash', name, args: BASH_ARGS })).wait({ forText: '$ ' });
 
     const handedOutBefore = spareTerminals().handedOut;
-    const standby = await Driver.standby({ dataDir, config });
+    const standby = await Driver.standby({ dataDir: suite.dataDir, config: suite.config });
     let driver: Driver | undefined;
     try {
       await expect.poll(() => spareTerminals().ready, { timeout: 15_000 }).toBe(2);
@@ -50,7 +33,7 @@ describe('a standby prepares its takeover while it waits', () => {
       const d = owner.drive('pre1');
       await d.sendText('echo held-$((6 * 7))', { submit: true });
       expect((await d.wait({ forText: /^held-42$/m, timeoutMs: 15_000 })).outcome).toBe('text');
-      for (const name of ['pre1', 'pre2', 'post']) expect(leaseHolder(dataDir, name)).toBe(holder.pid);
+      for (const name of ['pre1', 'pre2', 'post']) expect(leaseHolder(suite.dataDir, name)).toBe(holder.pid);
       expect(spareTerminals().handedOut).toBe(handedOutBefore);
 
       await owner.close();
@@ -60,7 +43,7 @@ describe('a standby prepares its takeover while it waits', () => {
       // Each re-attached mirror took a spare; none is left over.
       expect(spareTerminals()).toEqual({ ready: 0, handedOut: handedOutBefore + 3 });
       for (const name of ['pre1', 'pre2', 'post']) {
-        expect(leaseHolder(dataDir, name)).toBe(process.pid);
+        expect(leaseHolder(suite.dataDir, name)).toBe(process.pid);
         const s = driver.get(name);
         await s.sendText(`echo ${name}-$((6 * 7))`, { submit: true });
         expect((await s.wait({ forText: new RegExp(`^${name}-42$`, 'm'), timeoutMs: 15_000 })).outcome).toBe('text');

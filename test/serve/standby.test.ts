@@ -6,7 +6,7 @@
  * observer exactly once, across the takeover. One drive, one driver: after the takeover each drive
  * has one tmux server, one bash, one control client (the new host's) and its lease names the new host.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { Client } from '../../lib/client/client.js';
 import type { JournalItem } from '../../lib/client/remote-drive.js';
@@ -14,17 +14,12 @@ import type { HostInfo } from '../../lib/wire/protocol.js';
 import { Journal } from '../../journal/journal.js';
 import { findProcesses, processTree } from '../../backends/process/process-tree.js';
 import { isStartServerArgv } from '../../lib/control/tmux-commands.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { endServeSuite, standbyWaiting, startServe, type ServeProcess } from './harness.js';
+import { serveSuite, standbyWaiting } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
+const suite = serveSuite();
 
 function leaseHolder(drive: string): number | undefined {
-  const j = Journal.open(dataDir);
+  const j = Journal.open(suite.dataDir);
   try {
     return j.lease(drive)?.holder?.pid;
   } finally {
@@ -34,7 +29,7 @@ function leaseHolder(drive: string): number | undefined {
 
 /** The processes of one drive: tmux servers, the bash under them, tmux control clients attached to it. */
 function census(drive: string): { servers: number; bashes: number; controlClients: number } {
-  const socket = join(dataDir, 'tmux', `${drive}.sock`);
+  const socket = join(suite.dataDir, 'tmux', `${drive}.sock`);
   const servers = findProcesses((cmdline) => isStartServerArgv(cmdline.split('\0'), socket));
   const bashes = servers.flatMap((s) => processTree(s).filter((p) => p.comm === 'bash'));
   const controlClients = findProcesses((cmdline) => {
@@ -45,29 +40,16 @@ function census(drive: string): { servers: number; bashes: number; controlClient
 }
 
 
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
-  await endServeSuite({ clients, hosts, dataDir, dir });
-});
-
 describe('a standby host', () => {
   it('takes over after SIGKILL: no double drive, the clients reconnect, the observer resumes with no gap and no repeat in journal seqs', async () => {
-    const first = startServe(['--data-dir', dataDir, '--config', config]);
-    hosts.push(first);
+    const first = suite.serve();
     await first.ready;
-    const standby = startServe(['--data-dir', dataDir, '--config', config], ['--standby']);
-    hosts.push(standby);
+    const standby = suite.serve(['--standby']);
     await standbyWaiting(standby);
 
-    const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 20_000 });
-    clients.push(owner);
+    const owner = await suite.connect({ reconnectTimeoutMs: 20_000 });
     for (const name of ['a', 'b']) await (await owner.create({ allowId: 'bash', name, args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
-    const observer = await Client.connect(dataDir, { token: (await owner.mint({ classes: ['observe'], drives: ['a'] })).token, reconnectTimeoutMs: 20_000 });
-    clients.push(observer);
+    const observer = await suite.connect({ token: (await owner.mint({ classes: ['observe'], drives: ['a'] })).token, reconnectTimeoutMs: 20_000 });
 
     const seen: JournalItem[] = [];
     const marks: number[] = [];

@@ -8,36 +8,18 @@
  *   says what the screen shows (a prompt: awaiting input).
  * On the old code the first `state` came ≈ 250 ms after the re-attach (one quiet window).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '../../lib/client/client.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { endServeSuite, standbyWaiting, startServe, type ServeProcess } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { serveSuite, standbyWaiting } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
-
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
-  await endServeSuite({ clients, hosts, dataDir, dir });
-});
+const suite = serveSuite();
 
 describe('a takeover and the first verdict of each drive', () => {
   it('serves the drive at once and publishes its first verdict a second after the re-attach, not among the first inputs', async () => {
-    const first = startServe(['--data-dir', dataDir, '--config', config]);
-    hosts.push(first);
+    const first = suite.serve();
     await first.ready;
-    const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 20_000 });
-    clients.push(owner);
+    const owner = await suite.connect({ reconnectTimeoutMs: 20_000 });
     await (await owner.create({ allowId: 'bash', name: 'v', args: ['--norc', '--noprofile'] })).wait({ forText: '$ ' });
-    const standby = startServe(['--data-dir', dataDir, '--config', config], ['--standby']);
-    hosts.push(standby);
+    const standby = suite.serve(['--standby']);
     await standbyWaiting(standby);
 
     const back = new Promise((resolve) => owner.on('reconnected', resolve));

@@ -8,25 +8,11 @@
  * same rows at takeover, and the history is whole again afterwards. A real holder (`tmux-drive
  * serve`, dist/) is SIGKILLed; a real `serve --standby` takes over; real bash drives.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client } from '../../lib/client/client.js';
-import { ensureBuilt, testSetup } from '../cli/dist.js';
-import { BASH_ARGS, endServeSuite, killServe, standbyWaiting, startServe, type ServeProcess } from './harness.js';
+import { BASH_ARGS, killServe, serveSuite, standbyWaiting } from './harness.js';
 
-let dir: string;
-let dataDir: string;
-let config: string;
-const hosts: ServeProcess[] = [];
-const clients: Client[] = [];
-
-beforeAll(() => {
-  ensureBuilt();
-  ({ dir, dataDir, config } = testSetup());
-});
-
-afterAll(async () => {
-  await endServeSuite({ clients, hosts, dataDir, dir });
-});
+const suite = serveSuite();
 
 type Resync = { reason: string; lines: number; rows: number };
 
@@ -37,18 +23,14 @@ async function resyncs(owner: Client, drive: string): Promise<Resync[]> {
 
 describe('a takeover with long histories', () => {
   it('rebuilds each adopted drive from its visible rows alone, then brings its history back', async () => {
-    const args = ['--data-dir', dataDir, '--config', config];
-    const holder = startServe(args);
-    hosts.push(holder);
+    const holder = suite.serve();
     await holder.ready;
-    const owner = await Client.connect(dataDir, { reconnectTimeoutMs: 20_000 });
-    clients.push(owner);
+    const owner = await suite.connect({ reconnectTimeoutMs: 20_000 });
     for (const name of ['long', 'short']) await (await owner.create({ allowId: 'bash', name, args: BASH_ARGS })).wait({ forText: '$ ' });
     await owner.drive('long').sendText('seq 1 600 | sed s/^/row-/', { submit: true });
     expect((await owner.drive('long').wait({ forText: /^row-600$/m, timeoutMs: 10_000 })).outcome).toBe('text');
 
-    const standby = startServe(args, ['--standby']);
-    hosts.push(standby);
+    const standby = suite.serve(['--standby']);
     await standbyWaiting(standby);
     await expect.poll(() => standby.stderr(), { timeout: 20_000 }).toMatch(/2 live drive\(s\) observed/);
     const back = new Promise<void>((resolve) => {
