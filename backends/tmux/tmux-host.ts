@@ -98,7 +98,15 @@ export function runTmux(target: TmuxTarget, args: string[]): Promise<{ stdout: s
   });
 }
 
-/** True when a tmux server answers on the socket (a refused or missing socket is not alive). */
+/**
+ * Connect errors that prove no server listens on a socket: nothing bound to the path (refused) or
+ * no path. Any other (EAGAIN: a wedged server's full accept queue; EACCES; ...) says nothing of the
+ * server, and a server thought gone is ended (reconcile's endUnfinishedLaunch kills what names the
+ * socket): a durable drive is never ended on a guess.
+ */
+const NO_SERVER = new Set(['ECONNREFUSED', 'ENOENT']);
+
+/** True when a tmux server answers on the socket, or may (only a refused or missing socket is not alive). */
 export function socketAnswers(path: string, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect(path);
@@ -109,6 +117,6 @@ export function socketAnswers(path: string, timeoutMs: number): Promise<boolean>
     };
     const timer = setTimeout(() => done(true), timeoutMs); // connected but silent: something holds it
     sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
+    sock.once('error', (err: NodeJS.ErrnoException) => done(!NO_SERVER.has(err.code ?? '')));
   });
 }
