@@ -18,11 +18,13 @@
  *
  * `--marks`: each takeover's timeline (ms after the SIGKILL) from the standby's marks
  * (lib/driver/takeover-marks.ts: lock, listening, leases, re-attaches, ready, accepts, hellos, each
- * gate call's start and end) and the clients' own times (reconnected, key, sent, echo), one line per
+ * gate call's start and end) and the clients' own times (connect, reconnected, key, sent, echo), one line per
  * takeover and their p50s at the end; each takeover waits 3 s for its marks. `--profile-dir DIR`: the
  * last takeover's standby runs under `--cpu-prof` (250 µs), its profile and marks written to DIR.
  */
+import { subscribe } from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '../lib/client/client.js';
 import type { TmuxDriveError } from '../lib/common/errors.js';
@@ -133,6 +135,22 @@ const wallNow = (): number => performance.timeOrigin + performance.now();
 const wallTimes = new Map<string, number[]>();
 
 /**
+ * Each client socket's `connect` (the kernel accepted it into the host's backlog), beside the
+ * host's `accept` mark (its event loop took it): tells a late client from a host whose loop is
+ * busy. Node publishes every client socket made (net.connect) on this channel; the clients of
+ * this process are the only ones.
+ */
+let connectsMarked = false;
+function markConnects(): void {
+  if (connectsMarked) return;
+  connectsMarked = true;
+  subscribe('net.client.socket', (message) => {
+    const socket = (message as { socket?: Socket }).socket;
+    socket?.once('connect', () => void wallTimes.get('connect')?.push(wallNow()));
+  });
+}
+
+/**
  * Every drive takes a key (C-u: also clears a line a cut-short submit left typed), then shows an
  * echo typed into it; when each step was done for all (performance.now()).
  */
@@ -189,6 +207,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
   const serveOpts = { marks: opts.marks === true };
   const timelines: Timeline[] = [];
   log(`serve-torture: ${opts.iterations} takeovers, ${n} drives, seed ${seed}, data dir ${dir.dataDir}`);
+  if (opts.marks) markConnects();
   try {
     current = startServe(dir, false, serveOpts);
     await current.ready;
@@ -273,7 +292,7 @@ export async function runServeTorture(opts: ServeTortureOptions): Promise<ServeT
         release = r;
       });
       wallTimes.clear();
-      if (opts.marks) for (const k of ['reconnected', 'key', 'sent', 'echo']) wallTimes.set(k, []);
+      if (opts.marks) for (const k of ['connect', 'reconnected', 'key', 'sent', 'echo']) wallTimes.set(k, []);
       const cpuAtKill = cpuMs(standby.pid);
       const killedAt = wallNow();
       const t0 = performance.now();

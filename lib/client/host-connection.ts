@@ -41,6 +41,8 @@ export class SocketConnection implements HostConnection {
   private ended = false;
   private endReason = 'the host closed the connection';
   private helloResult: HelloResult | undefined;
+  /** Lines are held for this turn's single write (writeLine). */
+  private corked = false;
 
   private constructor(private readonly socket: Socket) {
     const decoder = new JsonLineDecoder({
@@ -111,8 +113,24 @@ export class SocketConnection implements HostConnection {
           reject(e);
         },
       });
-      this.socket.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      this.writeLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     });
+  }
+
+  /**
+   * The lines of one turn of the event loop go out in one write: a harness that drives 20 drives
+   * at once sends 20 calls in a turn, which were 20 writes and 20 wake-ups of the host.
+   */
+  private writeLine(line: string): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      setImmediate(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
+    this.socket.write(`${line}\n`);
   }
 
   close(): void {
@@ -121,7 +139,7 @@ export class SocketConnection implements HostConnection {
   }
 
   private notify(method: string, params: Record<string, unknown>): void {
-    if (!this.ended) this.socket.write(`${JSON.stringify({ jsonrpc: '2.0', method, params })}\n`);
+    if (!this.ended) this.writeLine(JSON.stringify({ jsonrpc: '2.0', method, params }));
   }
 
   private settle(id: number, result: unknown, err: TmuxDriveError | undefined): void {

@@ -167,6 +167,10 @@ class Connection {
   private helloTimer: NodeJS.Timeout | undefined;
   private refusals = 0;
   private paused = false;
+  /** Lines are held for this turn's single write (send, flushTurn). */
+  private corked = false;
+  /** Subscription items are among them (a client behind on items is dropped). */
+  private itemsThisTurn = false;
   /** A line past the limit ended the connection: nothing more of it is served. */
   private ending = false;
   private gone = false;
@@ -232,12 +236,32 @@ class Connection {
     this.send(line, item);
   }
 
-  /** One line to the client; decides, from what is buffered for it, to pause reading it or drop it. */
+  /**
+   * One line to the client. The lines of one turn of the event loop go out in one write (20
+   * drives' answers or feed items in a turn were 20 write syscalls, each waking the client:
+   * docs/scaling.md, 2026-12-02 13:35); what the kernel did not take then decides whether to pause
+   * reading the client or drop it (flushTurn).
+   */
   private send(line: string, item: boolean): void {
     if (this.gone) return;
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      setImmediate(() => this.flushTurn());
+    }
+    if (item) this.itemsThisTurn = true;
     this.socket.write(`${line}\n`);
+  }
+
+  /** Writes this turn's lines; what is still buffered after that is how far behind the client is. */
+  private flushTurn(): void {
+    this.corked = false;
+    this.socket.uncork();
+    const items = this.itemsThisTurn;
+    this.itemsThisTurn = false;
+    if (this.gone) return;
     const backlog = this.socket.writableLength;
-    if (item && backlog > this.limits.dropSlowClientBytes) {
+    if (items && backlog > this.limits.dropSlowClientBytes) {
       this.log.warn(`socket: dropped a client ${backlog} bytes behind on its subscriptions (too slow to read them)`);
       this.destroy();
       return;
