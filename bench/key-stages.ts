@@ -1,7 +1,7 @@
 /**
  * The keystroke path key by key, library against tmux's own round trip, for judging a cut.
  *
- * `node dist/tools/key-stages.js [--keys N] [--stages]`: one 'x' at a time into bash at '$ ', the
+ * `node dist/bench/key-stages.js [--keys N] [--stages]`: one 'x' at a time into bash at '$ ', the
  * library's drive and a bare control client on a server of its own (the control-mode floor of
  * bench/echo-latency.ts) paired key by key in one process, the order alternating, 2 ms between
  * keys, C-u every 50. Whole bench runs swing with the machine's load (1.33–1.81x on one build);
@@ -15,10 +15,10 @@
  */
 import { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
-import { BaselineServer } from '../bench/baseline-server.js';
-import { BenchDriver } from '../bench/bench-driver.js';
-import { percentiles } from '../bench/percentiles.js';
-import { sleep } from '../bench/sleep.js';
+import { BaselineServer } from './baseline-server.js';
+import { BenchDriver } from './bench-driver.js';
+import { percentiles } from './percentiles.js';
+import { sleep } from './sleep.js';
 import { ControlParser, type ControlEvent } from '../lib/control/parser.js';
 import { CommandQueue } from '../lib/control/command-queue.js';
 import { encodeSendKeys, encodeSendText } from '../lib/control/tmux-commands.js';
