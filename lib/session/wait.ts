@@ -345,9 +345,10 @@ class PendingWait {
   /**
    * Runs `then` once there has been no output and no screen change for `ms`, counted from `since`
    * at the earliest (one timer, re-armed only when it fires early: no churn per chunk). With
-   * `whileQueued`, bytes still queued for the mirror then call it instead of hurrying their parse.
+   * `unhurried`, bytes still queued for the mirror are left to their batch (parsed within the
+   * queue's own bound) and the timer looks again `ms` later instead of hurrying their parse.
    */
-  private whenQuiet(ms: number, since: number, then: () => void, whileQueued?: () => void): void {
+  private whenQuiet(ms: number, since: number, then: () => void, unhurried = false): void {
     const { clock, signals, mirror } = this.ctx;
     const quietFor = (): number => clock.now() - Math.max(signals.quietSince, since);
     const fire = (): void => {
@@ -355,7 +356,7 @@ class PendingWait {
       // libuv timers may fire up to a millisecond early: that is quiet enough.
       const left = ms - quietFor();
       if (left > 1) return this.arm(Math.ceil(left), fire);
-      if (whileQueued && mirror.backlogBytes > 0) return whileQueued();
+      if (unhurried && mirror.backlogBytes > 0) return this.arm(ms, fire);
       // Everything written must be parsed before the screen is called settled.
       void mirror.whenParsed().then(() => {
         if (this.done) return;
@@ -368,8 +369,9 @@ class PendingWait {
 
   /**
    * The screen is looked at once it has been quiet SCREEN_SETTLE_MS. Bytes still queued for the
-   * mirror (a flood gathering into a batch, or a loop behind) are not hurried: their parse is a
-   * screen change, which re-arms this. Hurrying them ended a flood's batch at every 30 ms gap of a
+   * mirror (a flood gathering into a batch, or a loop behind) are not hurried: the screen is looked
+   * at again SCREEN_SETTLE_MS later, until their batch is parsed (whatever it changed: a batch of
+   * titles or modes must not leave a screen change before it unread). Hurrying them ended a flood's batch at every 30 ms gap of a
    * loaded loop, and each batch's fast-forward parses the rows and history it keeps (8 drives × 2
    * MB at load 8–10, a text wait on each: 56–78 batches and 2.8–4.2 MB of 16.4 parsed; 24–38 and
    * 1.8–2.4 MB without the hurry, as without a wait).
@@ -384,7 +386,7 @@ class PendingWait {
         this.settleArmed = false;
         if (this.onScreen()) this.finish('text');
       },
-      () => void (this.settleArmed = false),
+      true,
     );
   }
 }
