@@ -44,6 +44,9 @@ const TEXT_TAGS = {
   pastedSubmit: Object.freeze({ paste: true, submit: true }),
 } as const;
 const ENTER_TAGS = Object.freeze({ submit: true });
+/** A send's options to the backend and its transcript entry's tags, one object each, not one per key. */
+const TYPED = Object.freeze({ paste: false });
+const PASTED = Object.freeze({ paste: true });
 
 export class InputSender {
   constructor(
@@ -53,39 +56,65 @@ export class InputSender {
     private readonly waits: WaitEngine,
   ) {}
 
-  async sendText(text: string, opts: SendTextOptions = {}): Promise<void> {
-    if (typeof text !== 'string') throw new UsageError('BAD_ARGUMENT', 'sendText takes a string');
-    const paste = opts.paste ?? 'auto';
-    if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
-    const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
-    this.gate.countRequest();
+  /**
+   * Not async: typing (no submit) is the keystroke path, where the async function's own promise,
+   * its closures and its await's turn on the reply's way back were each a cost per key; a throw
+   * still reaches the caller as a rejection.
+   */
+  sendText(text: string, opts: SendTextOptions = {}): Promise<void> {
+    let sending: Promise<void> | undefined;
+    try {
+      if (typeof text !== 'string') throw new UsageError('BAD_ARGUMENT', 'sendText takes a string');
+      const paste = opts.paste ?? 'auto';
+      if (paste !== 'auto' && paste !== 'always' && paste !== 'never') throw new UsageError('BAD_ARGUMENT', `paste must be auto, always or never`);
+      const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
+      this.gate.countRequest();
+      if (opts.submit || (opts.settle !== undefined && opts.settle > 0)) return this.sendUnit(text, opts, usePaste);
+      sending = this.gate.deliver('sendText', text, usePaste ? TEXT_TAGS.pasted : TEXT_TAGS.typed, true, (backend) => (text.length > 0 ? backend.sendText(text, usePaste ? PASTED : TYPED) : Promise.resolve()));
+      this.noteInput(text, usePaste);
+      return this.whileSending(sending);
+    } catch (error) {
+      // Written already (the input's bookkeeping failed): the caller has this error, not the send's.
+      sending?.catch(() => undefined);
+      return Promise.reject(error);
+    }
+  }
+
+  /** After the keys are written (same turn): where they were typed, counted and transcribed. */
+  private noteInput(text: string, usePaste: boolean): void {
+    // One line (a key, a word): no RegExp split.
+    this.waits.markInput(text.includes('\n') || text.includes('\r') ? inputLines(text) : [text]);
+    this.ctx.signals.interactions += 1;
+    this.ctx.transcript.append('input', text, usePaste ? PASTED : TYPED);
+  }
+
+  /** A submission (its echo wait and Enter), or a send with its settle wait. */
+  private async sendUnit(text: string, opts: SendTextOptions, usePaste: boolean): Promise<void> {
     const submit = opts.submit ?? false;
     const tags = usePaste ? (submit ? TEXT_TAGS.pastedSubmit : TEXT_TAGS.pasted) : submit ? TEXT_TAGS.typedSubmit : TEXT_TAGS.typed;
     let shown: Promise<WaitResult> | undefined;
     /** After the keys are written (same turn): where they were typed, and the submit's echo wait. */
-    const noteInput = (): void => {
-      this.waits.markInput(inputLines(text));
-      this.ctx.signals.interactions += 1;
-      this.ctx.transcript.append('input', text, { paste: usePaste });
-      if (opts.submit && text.length > 0) shown = this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true);
+    const afterWrite = (): void => {
+      this.noteInput(text, usePaste);
+      if (submit && text.length > 0) shown = this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true);
     };
-    if (opts.submit && text.includes('\n') && this.profile.softNewline === 'meta-enter') {
+    if (submit && text.includes('\n') && this.profile.softNewline === 'meta-enter') {
       // This program takes M-Enter as a newline inside one message (aider): a multi-line message
       // stays one submission; bracketed-paste programs get the paste buffer (tmux brackets it).
       const backend = this.gate.admit('sendText', text, tags, true);
-      noteInput();
+      afterWrite();
       const lines = text.split(/\r\n|\n/);
       for (const [i, line] of lines.entries()) {
         if (i > 0) await backend.sendKeys(['M-Enter']);
         if (line.length > 0) await backend.sendText(line, { paste: false });
       }
     } else {
-      const sending = this.gate.deliver('sendText', text, tags, true, (backend) => (text.length > 0 ? backend.sendText(text, { paste: usePaste }) : Promise.resolve()));
-      noteInput();
+      const sending = this.gate.deliver('sendText', text, tags, true, (backend) => (text.length > 0 ? backend.sendText(text, usePaste ? PASTED : TYPED) : Promise.resolve()));
+      afterWrite();
       await this.whileSending(sending);
     }
     const echoed = shown ? (await shown).outcome === 'text' : false;
-    if (opts.submit) await this.pressEnter(text, echoed);
+    if (submit) await this.pressEnter(text, echoed);
     if (opts.settle && opts.settle > 0) await this.settle(opts.settle);
   }
 

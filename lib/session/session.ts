@@ -217,7 +217,10 @@ export class Session {
    * caller's input comes between; the `settle` wait after it is not part of the unit.
    */
   sendText(text: string, opts: SendTextOptions & InputTurnOptions = {}): Promise<void> {
-    const { settle, signal, turnTimeoutMs, ...unit } = opts ?? {};
+    const given = opts ?? {};
+    // Typing (no turn options, no settle): the options are the unit's as they are, none rebuilt per key.
+    if (given.settle === undefined && given.signal === undefined && given.turnTimeoutMs === undefined) return this.queue.run('sendText', () => this.input.sendText(text, given));
+    const { settle, signal, turnTimeoutMs, ...unit } = given;
     const sent = this.queue.run('sendText', () => this.input.sendText(text, unit), { ...(signal ? { signal } : {}), ...(turnTimeoutMs !== undefined ? { turnTimeoutMs } : {}) });
     return settle !== undefined && settle > 0 ? sent.then(() => this.input.settle(settle)) : sent;
   }
