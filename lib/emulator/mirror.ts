@@ -320,11 +320,13 @@ export class Mirror {
    * Re-reads now the rows changed since the last `screenRows()`, so that the next call finds them
    * read: the input baseline's rows, read after an echo's event instead of before the next echo's
    * parse (that read is on the next echo's way to the grid). Only when the bytes written are parsed
-   * and the terminal tracks changed rows; otherwise nothing (the next call reads what is due).
+   * and the terminal tracks changed rows (then true, and `screenRows()` reads nothing until the grid
+   * changes); otherwise nothing (the next call reads what is due).
    */
-  keepRowsCurrent(): void {
-    if (this.#disposed || !this.#terminal.internals?.changedRows || !this.#queue.idle || !this.#xterm.settled) return;
+  keepRowsCurrent(): boolean {
+    if (this.#disposed || !this.#terminal.internals?.changedRows || !this.#queue.idle || !this.#xterm.settled) return false;
     this.#keptRows.read(this.#terminal);
+    return true;
   }
 
   /**

@@ -59,6 +59,21 @@ interface InputPlace {
   readonly typed: readonly string[];
 }
 
+/**
+ * The next input's mark and baseline, read after an echo's event (see afterOutput): what markInput
+ * and takeBaseline would read while the grid is as it was then (the mirror's seq unchanged, nothing
+ * written but unparsed).
+ */
+interface ReadAhead {
+  readonly seq: number;
+  /** The cursor's column. */
+  readonly x: number;
+  /** The last input's row mark when the cursor is on its row (typing along one row keeps it). */
+  readonly markedRow: RowMark | undefined;
+  /** The baseline's rows (padded to the cursor). */
+  readonly rows: readonly string[];
+}
+
 export class WaitEngine {
   /** The screen rows as they were when we last sent input: rows beyond these are new. */
   private screenAtInput: readonly string[] = [];
@@ -67,6 +82,7 @@ export class WaitEngine {
   /** A baseline was read since the last afterOutput: the screen changed after it (see afterOutput). */
   private rowsReadBeforeChange = false;
   private inputPlace: InputPlace | undefined;
+  private ahead: ReadAhead | undefined;
   /** Text watches of the waits in flight: input sent while they wait has an echo of its own. */
   private readonly watches = new Set<TextWatch>();
 
@@ -82,13 +98,18 @@ export class WaitEngine {
   markInput(typed: readonly string[] = []): void {
     this.baselineDue = true;
     const { mirror, signals } = this.ctx;
-    const cursor = mirror.cursor;
-    // Typing along one row (a key at a time) keeps its mark: a new xterm marker per key costs more
-    // than the rest of the input's bookkeeping.
     const previous = this.inputPlace?.row;
-    const row = previous !== undefined && previous.visibleRow() === cursor.y ? previous : mirror.markCursorRow();
-    if (previous !== undefined && previous !== row) previous.dispose();
-    this.inputPlace = { row, x: cursor.x, typed };
+    const ahead = this.currentAhead();
+    if (ahead !== undefined && previous !== undefined && ahead.markedRow === previous) {
+      this.inputPlace = { row: previous, x: ahead.x, typed };
+    } else {
+      const cursor = mirror.cursor;
+      // Typing along one row (a key at a time) keeps its mark: a new xterm marker per key costs more
+      // than the rest of the input's bookkeeping.
+      const row = previous !== undefined && previous.visibleRow() === cursor.y ? previous : mirror.markCursorRow();
+      if (previous !== undefined && previous !== row) previous.dispose();
+      this.inputPlace = { row, x: cursor.x, typed };
+    }
     signals.echoLines = typed.length;
     for (const watch of this.watches) watch.markInput(typed);
   }
@@ -103,10 +124,25 @@ export class WaitEngine {
     if (!this.baselineDue) return;
     this.baselineDue = false;
     this.rowsReadBeforeChange = true;
+    const ahead = this.currentAhead();
+    if (ahead !== undefined) {
+      this.screenAtInput = ahead.rows;
+      return;
+    }
     // The rows alone (no snapshot content, no breaks), and only those changed since the last
     // baseline (typing changes one): this runs on the echo's way to the screen.
     const { mirror } = this.ctx;
     this.screenAtInput = padCursorRow([...mirror.screenRows()], mirror.cursor);
+  }
+
+  /** The read ahead while the grid is still the one it was read from. */
+  private currentAhead(): ReadAhead | undefined {
+    const ahead = this.ahead;
+    if (ahead === undefined) return undefined;
+    const { mirror } = this.ctx;
+    if (ahead.seq === mirror.seq && mirror.backlogBytes === 0) return ahead;
+    this.ahead = undefined;
+    return undefined;
   }
 
   /**
@@ -118,7 +154,19 @@ export class WaitEngine {
   afterOutput(): void {
     if (!this.rowsReadBeforeChange) return;
     this.rowsReadBeforeChange = false;
-    this.ctx.mirror.keepRowsCurrent();
+    const { mirror } = this.ctx;
+    this.ahead = undefined;
+    if (!mirror.keepRowsCurrent()) return;
+    // The next key's mark and baseline, read now too (the same cursor read serves both): typing's
+    // next keystroke then reads nothing of the grid, in its write's turn or on its echo's way.
+    const cursor = mirror.cursor;
+    const marked = this.inputPlace?.row;
+    this.ahead = {
+      seq: mirror.seq,
+      x: cursor.x,
+      markedRow: marked !== undefined && marked.visibleRow() === cursor.y ? marked : undefined,
+      rows: padCursorRow([...mirror.screenRows()], cursor),
+    };
   }
 
   /**

@@ -31,4 +31,26 @@ describe('the input baseline of keys with no echo (tmux backend)', () => {
     expect(s.read().content).toMatch(/GOT-NEW\n[\s\S]*\nGOT-NEW\nEND/);
     await s.kill();
   });
+
+  it('reads the screen anew for keys typed after output that came between an echo and them (the read ahead of that echo is stale)', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: ['--norc', '--noprofile'], name: 'ahead-stale' });
+    await s.wait({ forText: '$ ' });
+    // LATE-LINE is printed 1 s from now, while keys sit on the prompt.
+    await s.sendText('(sleep 1; echo LATE-LINE) &', { submit: true });
+    await s.wait({ forIdleMs: 300, timeoutMs: 10_000 });
+    // Typed and echoed one key at a time: after each echo the next key's mark and baseline are read ahead.
+    for (const key of ['e', 'c', 'h', 'o']) await s.sendText(key);
+    expect((await s.wait({ forText: 'LATE-LINE', timeoutMs: 5000 })).outcome).toBe('text');
+    // Typed after LATE-LINE moved the cursor to the row below it: its mark and baseline are read now.
+    await s.sendText(' QZ');
+    await s.wait({ forIdleMs: 200, timeoutMs: 5000 });
+    expect(s.cursorLine().text).toBe(' QZ');
+    // LATE-LINE was on the screen before the keys, and QZ is their echo, where they were typed: neither is new.
+    expect((await s.wait({ forText: 'LATE-LINE', timeoutMs: 500 })).outcome).toBe('timeout');
+    expect((await s.wait({ forText: 'QZ', timeoutMs: 500 })).outcome).toBe('timeout');
+    // What the program prints after them is: Enter runs the line bash holds, `echo QZ`.
+    await s.sendKeys('Enter');
+    expect((await s.wait({ forText: /^QZ$/m, timeoutMs: 5000 })).outcome).toBe('text');
+    await s.kill();
+  });
 });
