@@ -182,3 +182,30 @@ describe('the audit on the keystroke path', () => {
     }
   });
 });
+
+describe('typing refused', () => {
+  it('a bad text, bad options or a lost drive reject (never throw at the call), send and audit nothing, and leave the input free', async () => {
+    let holding = true;
+    const audited: string[] = [];
+    const d = await spawnSession(['/bin/cat'], { beforeInput: () => (holding ? undefined : lostLease()), onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    const s = d.session;
+    const line = (): string => s.read().content.split('\n')[s.read().cursor.y]?.trimEnd() ?? '';
+    try {
+      let sent: Promise<void> | undefined;
+      expect(() => (sent = s.sendText(42 as unknown as string))).not.toThrow();
+      await expect(sent).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+      await expect(s.sendText('xx', { paste: 'sometimes' as never })).rejects.toMatchObject({ code: 'BAD_ARGUMENT' });
+      holding = false;
+      expect(() => (sent = s.sendText('yy'))).not.toThrow();
+      await expect(sent).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
+      holding = true;
+      await s.sendText('ok');
+      await s.sendText('!', null as never);
+      await s.wait({ forIdleMs: 200 });
+      expect(line()).toBe('ok!');
+      expect(audited).toEqual(['sendText:ok', 'sendText:!']);
+    } finally {
+      await d.close();
+    }
+  });
+});
