@@ -14,6 +14,7 @@ import type { SessionStatus } from '../perceive/status.js';
 import type { RowBreak, RowMark } from '../emulator/mirror.js';
 import { echoedAt, type TextPattern } from '../perceive/text-match.js';
 import { TextWatch } from '../perceive/text-watch.js';
+import { InputReadAhead, padCursorRow } from './input-read-ahead.js';
 import type { DriveContext } from './drive-signals.js';
 
 export interface WaitOptions {
@@ -59,21 +60,6 @@ interface InputPlace {
   readonly typed: readonly string[];
 }
 
-/**
- * The next input's mark and baseline, read after an echo's event (see afterOutput): what markInput
- * and takeBaseline would read while the grid is as it was then (the mirror's seq unchanged, nothing
- * written but unparsed).
- */
-interface ReadAhead {
-  readonly seq: number;
-  /** The cursor's column. */
-  readonly x: number;
-  /** The last input's row mark when the cursor is on its row (typing along one row keeps it). */
-  readonly markedRow: RowMark | undefined;
-  /** The baseline's rows (padded to the cursor). */
-  readonly rows: readonly string[];
-}
-
 export class WaitEngine {
   /** The screen rows as they were when we last sent input: rows beyond these are new. */
   private screenAtInput: readonly string[] = [];
@@ -82,7 +68,7 @@ export class WaitEngine {
   /** A baseline was read since the last afterOutput: the screen changed after it (see afterOutput). */
   private rowsReadBeforeChange = false;
   private inputPlace: InputPlace | undefined;
-  private ahead: ReadAhead | undefined;
+  private readonly ahead = new InputReadAhead();
   /** Text watches of the waits in flight: input sent while they wait has an echo of its own. */
   private readonly watches = new Set<TextWatch>();
 
@@ -99,7 +85,7 @@ export class WaitEngine {
     this.baselineDue = true;
     const { mirror, signals } = this.ctx;
     const previous = this.inputPlace?.row;
-    const ahead = this.currentAhead();
+    const ahead = this.ahead.current(mirror);
     if (ahead !== undefined && previous !== undefined && ahead.markedRow === previous) {
       this.inputPlace = { row: previous, x: ahead.x, typed };
     } else {
@@ -124,7 +110,7 @@ export class WaitEngine {
     if (!this.baselineDue) return;
     this.baselineDue = false;
     this.rowsReadBeforeChange = true;
-    const ahead = this.currentAhead();
+    const ahead = this.ahead.current(this.ctx.mirror);
     if (ahead !== undefined) {
       this.screenAtInput = ahead.rows;
       return;
@@ -133,16 +119,6 @@ export class WaitEngine {
     // baseline (typing changes one): this runs on the echo's way to the screen.
     const { mirror } = this.ctx;
     this.screenAtInput = padCursorRow([...mirror.screenRows()], mirror.cursor);
-  }
-
-  /** The read ahead while the grid is still the one it was read from. */
-  private currentAhead(): ReadAhead | undefined {
-    const ahead = this.ahead;
-    if (ahead === undefined) return undefined;
-    const { mirror } = this.ctx;
-    if (ahead.seq === mirror.seq && mirror.backlogBytes === 0) return ahead;
-    this.ahead = undefined;
-    return undefined;
   }
 
   /**
@@ -154,19 +130,9 @@ export class WaitEngine {
   afterOutput(): void {
     if (!this.rowsReadBeforeChange) return;
     this.rowsReadBeforeChange = false;
-    const { mirror } = this.ctx;
-    this.ahead = undefined;
-    if (!mirror.keepRowsCurrent()) return;
-    // The next key's mark and baseline, read now too (the same cursor read serves both): typing's
-    // next keystroke then reads nothing of the grid, in its write's turn or on its echo's way.
-    const cursor = mirror.cursor;
-    const marked = this.inputPlace?.row;
-    this.ahead = {
-      seq: mirror.seq,
-      x: cursor.x,
-      markedRow: marked !== undefined && marked.visibleRow() === cursor.y ? marked : undefined,
-      rows: padCursorRow([...mirror.screenRows()], cursor),
-    };
+    // The next key's mark and baseline are read now too: typing's next keystroke then reads
+    // nothing of the grid, in its write's turn or on its echo's way.
+    this.ahead.read(this.ctx.mirror, this.inputPlace?.row);
   }
 
   /**
@@ -440,13 +406,6 @@ class PendingWait {
 }
 
 const NO_ROWS: ReadonlySet<number> = new Set();
-
-/** The cursor's row kept up to the cursor, so that a prompt's trailing space ('$ ') is there to match. */
-function padCursorRow(rows: string[], cursor: { readonly x: number; readonly y: number }): string[] {
-  const row = rows[cursor.y];
-  if (row !== undefined && row.length < cursor.x) rows[cursor.y] = row.padEnd(cursor.x, ' ');
-  return rows;
-}
 
 function hintFor(outcome: WaitResult['outcome'], producing: boolean, recentOutput: boolean): string {
   switch (outcome) {
