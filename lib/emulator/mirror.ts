@@ -69,6 +69,16 @@ const LOW_WATER_BYTES = 2 * MiB;
  */
 const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
 
+function cursorOf({ term, internals }: CreatedTerminal): CursorState {
+  if (internals) return { x: internals.cursorX(), y: internals.cursorY(), visible: !internals.cursorHidden() };
+  const buffer = term.buffer.active;
+  return { x: buffer.cursorX, y: buffer.cursorY, visible: true };
+}
+
+function alternateOf({ term, internals }: CreatedTerminal): boolean {
+  return internals ? internals.alternate() : term.buffer.active.type === 'alternate';
+}
+
 export class Mirror {
   readonly #scrollback: number;
   readonly #syncMax: number;
@@ -144,10 +154,7 @@ export class Mirror {
   }
 
   get cursor(): CursorState {
-    const { term, internals } = this.#open();
-    if (internals) return { x: internals.cursorX(), y: internals.cursorY(), visible: !internals.cursorHidden() };
-    const buffer = term.buffer.active;
-    return { x: buffer.cursorX, y: buffer.cursorY, visible: true };
+    return cursorOf(this.#open());
   }
 
   get cursorVisible(): boolean {
@@ -155,8 +162,7 @@ export class Mirror {
   }
 
   get alternate(): boolean {
-    const { term, internals } = this.#open();
-    return internals ? internals.alternate() : term.buffer.active.type === 'alternate';
+    return alternateOf(this.#open());
   }
 
   /**
@@ -301,6 +307,19 @@ export class Mirror {
 
   snapshot(options: SnapshotOptions): ScreenSnapshot {
     return takeSnapshot(this.#open(), options, this.cursor, this.alternate);
+  }
+
+  /**
+   * The screen as parsed so far, bytes still queued left queued: the text snapshot and the cells a
+   * verdict reads, for a verdict those bytes cannot change (output is flowing, whatever the screen
+   * shows). Every other read parses them first: forcing that parse while a stream gathers into a
+   * batch parsed the lines a fast-forward keeps once more per drive and stream (docs/emulator.md).
+   */
+  screenAsParsed(): { readonly snapshot: ScreenSnapshot; readonly cells: CellGrid['cells'] } {
+    if (this.#disposed) throw new ClosedError('SESSION_CLOSED', 'the mirror is disposed');
+    const terminal = this.#terminal;
+    const snapshot = takeSnapshot(terminal, { format: 'text' }, cursorOf(terminal), alternateOf(terminal));
+    return { snapshot, cells: readVisibleCells(terminal.term) };
   }
 
   /**

@@ -92,11 +92,12 @@ export class InputSender {
   private async sendUnit(text: string, opts: SendTextOptions, usePaste: boolean): Promise<void> {
     const submit = opts.submit ?? false;
     const tags = usePaste ? (submit ? TEXT_TAGS.pastedSubmit : TEXT_TAGS.pasted) : submit ? TEXT_TAGS.typedSubmit : TEXT_TAGS.typed;
-    let shown: Promise<WaitResult> | undefined;
+    let shown: Promise<WaitResult['outcome']> | undefined;
     /** After the keys are written (same turn): where they were typed, and the submit's echo wait. */
     const afterWrite = (): void => {
       this.noteInput(text, usePaste);
-      if (submit && text.length > 0) shown = this.waits.wait({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true);
+      // Only whether the echo showed is read: no end-of-wait status (a classification of the screen).
+      if (submit && text.length > 0) shown = this.waits.waitOutcome({ forText: lastLine(text), timeoutMs: SUBMIT_ECHO_TIMEOUT_MS }, true);
     };
     if (submit && text.includes('\n') && this.profile.softNewline === 'meta-enter') {
       // This program takes M-Enter as a newline inside one message (aider): a multi-line message
@@ -113,14 +114,14 @@ export class InputSender {
       afterWrite();
       await this.whileSending(sending);
     }
-    const echoed = shown ? (await shown).outcome === 'text' : false;
+    const echoed = shown ? (await shown) === 'text' : false;
     if (submit) await this.pressEnter(text, echoed);
     if (opts.settle && opts.settle > 0) await this.settle(opts.settle);
   }
 
   /** Waits until the screen settles `ms` after a send. Part of that request: not a wait of its own. */
   async settle(ms: number): Promise<void> {
-    await this.waits.wait({ forIdleMs: ms }, false, true);
+    await this.waits.waitOutcome({ forIdleMs: ms }, false, true);
   }
 
   async sendKeys(keys: string | readonly string[]): Promise<void> {

@@ -11,6 +11,13 @@ import { classify, type SessionStatus } from '../perceive/status.js';
 import type { DriveContext } from './drive-signals.js';
 import type { Outcomes } from './outcomes.js';
 
+/**
+ * How a verdict reads the screen: `current` parses what the mirror still queues first (every
+ * screen a caller reads is current); `as-parsed` reads it as parsed so far, for a verdict those
+ * bytes cannot change (Mirror.screenAsParsed).
+ */
+export type ScreenRead = 'current' | 'as-parsed';
+
 export class Verdict {
   private last: SessionStatus | undefined;
 
@@ -27,9 +34,16 @@ export class Verdict {
     return this.last;
   }
 
-  /** `flowingMs`: output this recent is "still producing" (default: the classifier's 100 ms). */
-  status(flowingMs?: number): SessionStatus {
+  /**
+   * `flowingMs`: output this recent is "still producing" (default: the classifier's 100 ms).
+   * `screen: 'as-parsed'`: the screen as parsed so far, bytes still queued left to their batch.
+   */
+  status(flowingMs?: number, screen: ScreenRead = 'current'): SessionStatus {
     const { mirror } = this.ctx;
+    if (screen === 'as-parsed') {
+      const { snapshot, cells } = mirror.screenAsParsed();
+      return this.classifyScreen(snapshot, cells, flowingMs);
+    }
     return this.classifyScreen(mirror.snapshot({ format: 'text' }), mirror.cells().cells, flowingMs);
   }
 
@@ -57,8 +71,8 @@ export class Verdict {
    * dialogs on. `flowingMs` widens "output is flowing" while output has not stopped (the watch's
    * quiet window), so a program that never pauses is published working as it works.
    */
-  publish(flowingMs?: number): SessionStatus {
-    const status = this.status(flowingMs);
+  publish(flowingMs?: number, screen: ScreenRead = 'current'): SessionStatus {
+    const status = this.status(flowingMs, screen);
     const prev = this.last;
     this.last = status;
     const changed = !prev || prev.state !== status.state || prev.reason !== status.reason || prev.dialog?.digest !== status.dialog?.digest;

@@ -141,6 +141,26 @@ export class WaitEngine {
    * confirmation ask whether the screen stopped changing, not whether the program is ready).
    */
   wait(opts: WaitOptions, echoAllowed = false, quietOnly = false): Promise<WaitResult> {
+    return this.pending(opts, echoAllowed, quietOnly, (outcome, plan, start) => {
+      const now = this.ctx.clock.now();
+      const recent = now - this.ctx.signals.lastOutputAt < Math.min(PRODUCING_WINDOW_MS, plan.idleMs ?? PRODUCING_WINDOW_MS);
+      const status = this.status();
+      // One notion of settled, status()'s: output from a program the classifier reads as waiting for
+      // input (htop's refresh, a clock) is a redraw, not work, and the result does not call it working.
+      const producing = recent && status.state === 'working';
+      return { outcome, producing, hint: hintFor(outcome, producing, recent), elapsedMs: Math.round(now - start), status };
+    });
+  }
+
+  /**
+   * wait() for a caller that reads only how it ended (submit's echo wait, a send's settle): the
+   * end-of-wait status, a classification of the whole screen, is not taken.
+   */
+  waitOutcome(opts: WaitOptions, echoAllowed = false, quietOnly = false): Promise<WaitResult['outcome']> {
+    return this.pending(opts, echoAllowed, quietOnly, (outcome) => outcome);
+  }
+
+  private pending<R>(opts: WaitOptions, echoAllowed: boolean, quietOnly: boolean, result: (outcome: WaitResult['outcome'], plan: WaitPlan, start: number) => R): Promise<R> {
     const requested = opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
     if (!Number.isFinite(requested) || requested <= 0) throw new UsageError('BAD_ARGUMENT', 'timeoutMs must be a positive number of milliseconds');
     if (opts.forIdleMs !== undefined && (!Number.isFinite(opts.forIdleMs) || opts.forIdleMs < 0)) throw new UsageError('BAD_ARGUMENT', 'forIdleMs must be a non-negative number');
@@ -158,7 +178,7 @@ export class WaitEngine {
     const { watch } = plan;
     if (watch && !echoAllowed) this.watches.add(watch);
     const screen = { rows: () => this.matchRows(), echoRows: (rows: MatchRows) => this.echoRows(rows, rows.rowBreaks) };
-    return new Promise<WaitResult>((resolve, reject) => new PendingWait(this.ctx, plan, screen, this.status, resolve, reject).begin()).finally(() => {
+    return new Promise<R>((resolve, reject) => new PendingWait(this.ctx, plan, screen, this.status, (outcome, start) => resolve(result(outcome, plan, start)), reject).begin()).finally(() => {
       if (watch) this.watches.delete(watch);
     });
   }
@@ -259,7 +279,8 @@ class PendingWait {
     private readonly plan: WaitPlan,
     private readonly screen: WaitScreen,
     private readonly status: () => SessionStatus,
-    private readonly resolve: (result: WaitResult) => void,
+    /** With how it ended and when it began (the caller builds what it reads of the end). */
+    private readonly resolve: (outcome: WaitResult['outcome'], start: number) => void,
     private readonly reject: (err: Error) => void,
   ) {
     this.start = ctx.clock.now();
@@ -325,13 +346,7 @@ class PendingWait {
     if (this.done) return;
     this.done = true;
     this.cleanup();
-    const now = this.ctx.clock.now();
-    const recent = now - this.ctx.signals.lastOutputAt < Math.min(PRODUCING_WINDOW_MS, this.plan.idleMs ?? PRODUCING_WINDOW_MS);
-    const status = this.status();
-    // One notion of settled, status()'s: output from a program the classifier reads as waiting for
-    // input (htop's refresh, a clock) is a redraw, not work, and the result does not call it working.
-    const producing = recent && status.state === 'working';
-    this.resolve({ outcome, producing, hint: hintFor(outcome, producing, recent), elapsedMs: Math.round(now - this.start), status });
+    this.resolve(outcome, this.start);
   }
 
   private cleanup(): void {

@@ -4,7 +4,7 @@
  * handle, no timer): a standby that waits for days holds only its observers and the lock wait.
  */
 import { describe, expect, it } from 'vitest';
-import { dropTerminals, prepareTerminals, rehearseTakeover } from '../../lib/driver/standby-rehearsal.js';
+import { SAMPLED_ROUNDS, dropTerminals, prepareTerminals, rehearseTakeover } from '../../lib/driver/standby-rehearsal.js';
 import { Mirror } from '../../lib/emulator/mirror.js';
 import { spareTerminals } from '../../lib/emulator/headless.js';
 import { GENERIC_PROFILE } from '../../lib/perceive/profile.js';
@@ -29,7 +29,7 @@ describe('the standby rehearsal', () => {
     for (const [kind, n] of resources()) expect({ kind, n }).toEqual({ kind, n: Math.min(n, before.get(kind) ?? 0) });
   });
 
-  it("runs with the drives' profiles and samples a real process tree (/proc) once per round", async () => {
+  it("runs with the drives' profiles and samples a real process tree (/proc) in its first rounds only", async () => {
     const samples: number[] = [];
     const profile = { ...GENERIC_PROFILE, id: 'rehearsed' };
     const rounds = await rehearseTakeover(SIZE, () => false, {
@@ -41,15 +41,34 @@ describe('the standby rehearsal', () => {
         return sample;
       },
     });
-    expect(rounds).toBeGreaterThan(0);
-    expect(samples).toHaveLength(rounds);
+    expect(rounds).toBeGreaterThan(SAMPLED_ROUNDS);
+    // Each walk reads every process's stat on the machine: not once per round.
+    expect(samples).toHaveLength(SAMPLED_ROUNDS);
     expect(Math.min(...samples)).toBeGreaterThan(0);
   });
 
-  it('stops at the next round once the takeover has begun, and does nothing when it already has', async () => {
+  it('stops at its next step once the takeover has begun (a round cut short is not counted), and does nothing when it already has', async () => {
     let checks = 0;
-    expect(await rehearseTakeover(SIZE, () => ++checks > 3)).toBe(3);
+    // Three steps a round, each after a check: six checks pass two rounds.
+    expect(await rehearseTakeover(SIZE, () => ++checks > 6)).toBe(2);
+    expect(checks).toBe(7);
     expect(await rehearseTakeover(SIZE, () => true)).toBe(0);
+    // The takeover begins during a round's second step (as flock(1)'s exit seen between turns):
+    // the third step does not run, and neither does any later round.
+    let begun = false;
+    let after = 0;
+    const rounds = await rehearseTakeover(SIZE, () => {
+      if (begun) after++;
+      return begun;
+    }, {
+      profiles: [],
+      sampleActivity: () => {
+        begun = true;
+        return undefined;
+      },
+    });
+    expect(rounds).toBe(0);
+    expect(after).toBe(1);
   });
 
   it('makes the spare terminals wanted, one per turn, which the rehearsal does not take and a drive-sized mirror does; dropped after', async () => {
