@@ -6,8 +6,8 @@
  * an ssh-wrapped argv whose words are shell-quoted (shell-quote.ts); no caller text is ever
  * interpolated into a remote shell script, only passed as quoted positional words.
  *
- * The room (backends/ssh/): this host, shell-quote.ts and remote-launch.ts (the launch policy on
- * the far side). It imports lib/common, lib/control, lib/policy, the TmuxHost port of
+ * The room (backends/ssh/): this host, shell-quote.ts and ssh-launch-host.ts (the facts the launch
+ * policy of lib/launch/remote-launch.ts decides on, read on the far side). It imports lib/common, lib/control, lib/policy, the TmuxHost port of
  * backends/tmux/tmux-host.ts and backends/process's /proc parsing; never the tmux backend itself.
  */
 import { execFile, spawn } from 'node:child_process';

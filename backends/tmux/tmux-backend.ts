@@ -1,37 +1,19 @@
 /**
  * The default backend: one detached tmux server per drive, driven through one control client.
- * The room (backends/tmux/):
- *   tmux-backend.ts      this facade: launch/attach, event routing, input, resize, signals, kill
- *   tmux-host.ts         where tmux runs (TmuxHost: this machine, or ssh) and runTmux
- *   control-client.ts    one `tmux -C` client over pipes (lib/control's parser and queue)
- *   attach-handshake.ts  what a new client does before its first resync
- *   pane-resync.ts       captures, resyncs and fidelity grids, one at a time (reference §5)
- *   pause-probe.ts       a continue after a flood stops: flushes a %pause tmux 3.3a stranded
- *   pane-input.ts        keys to the pane (text, pastes, named keys), out of a copy mode first
- *   operator-clients.ts  terminal clients (an operator's `tmux attach`) on the server
- *   capture-gate.ts      pane output around a capture in flight (pure)
- *   pane-exit.ts         the program's exit status, once the pane is dead
- *   launch-leftovers.ts  what a dead host's launch left on this machine
- *   server-life.ts       the server started from a generated config, and ended verified
- *   tmux-observer.ts     a hot standby's read-only observers, adopted at takeover
+ * The rooms behind it (connection, handshake, resyncs, input, exit, the server's life) are listed
+ * in README.md.
  * It may import lib/common, lib/control, lib/session/backend.ts (the port it implements) and
  * backends/process; never lib/session's other rooms, lib/driver, journal/ or another backend.
  */
-import { ClosedError, TmuxDriveError } from '../../lib/common/errors.js';
+import { TmuxDriveError } from '../../lib/common/errors.js';
 import type { ExitInfo } from '../../lib/common/exit-info.js';
 import type { PaneCapture } from '../../lib/control/pane-capture.js';
 import type { ControlEvent, PaneId } from '../../lib/control/parser.js';
-import {
-  PANE_DIED_MARKER,
-  operatorAttachArgv,
-  refreshClientContinue,
-  refreshClientOutputOn,
-  resizeWindow,
-} from '../../lib/control/tmux-commands.js';
+import { PANE_DIED_MARKER, operatorAttachArgv, refreshClientContinue, resizeWindow } from '../../lib/control/tmux-commands.js';
 import type { BackendListener, DriveBackend, SignalName, VisibleGrid } from '../../lib/session/backend.js';
 import { signalForeground } from '../process/signal-foreground.js';
-import { DEAD_SUBSCRIPTION, attachHandshake, promoteHandshake, type AttachedPane, type HandshakeContext } from './attach-handshake.js';
-import { ControlClient } from './control-client.js';
+import { DEAD_SUBSCRIPTION } from './attach-handshake.js';
+import { ControlChannel, type AdoptedClient } from './control-channel.js';
 import { OperatorClients } from './operator-clients.js';
 import { PaneExitReader } from './pane-exit.js';
 import { PaneInput } from './pane-input.js';
@@ -46,22 +28,14 @@ const UNTRUSTED_STREAM: ReadonlySet<string> = new Set(['framing-mismatch', 'orph
 /** The pane's argv enters the working directory itself (tmux's `-c` is format-expanded). */
 export type TmuxLaunch = ServerLaunch;
 
-/** A standby observer's client and the pane its handshake found (tmux-observer.ts). */
-export interface AdoptedClient {
-  readonly client: ControlClient;
-  readonly pane: AttachedPane;
-  /**
-   * The first rebuild takes the visible rows alone: its cost must not grow with the pane's
-   * history (a takeover's); the caller asks for the history later (`resync(HISTORY_RESYNC)`).
-   */
-  readonly withoutHistory?: boolean;
-}
+export type { AdoptedClient } from './control-channel.js';
 
 export class TmuxBackend implements DriveBackend {
   readonly kind = 'tmux';
   readonly durable = true;
   readonly socket: string;
-  private client: ControlClient | undefined;
+  /** The control client the drive talks through, and its replacement. */
+  private readonly channel: ControlChannel;
   private pane: PaneId = '%0';
   private serverPid = -1;
   private pid: number | undefined;
@@ -82,10 +56,6 @@ export class TmuxBackend implements DriveBackend {
   private markConnected: () => void = () => undefined;
   /** The server's end (kill, or the cleanup after a clean exit), verified. */
   private ended: Promise<void> | undefined;
-  /** Counts control clients: events and closes of a replaced one are ignored. */
-  private generation = 0;
-  /** The channel is being replaced after a framing anomaly. */
-  private replacing: Promise<void> | undefined;
 
   private readonly host: TmuxHost;
 
@@ -97,16 +67,32 @@ export class TmuxBackend implements DriveBackend {
     this.host = hostOf(target);
     this.sync = new PaneResync({
       drive: target.name,
-      client: () => this.live,
+      client: () => this.channel.live,
       pane: () => this.pane,
       listener,
       paneDead: () => this.exitReader.check(),
     });
+    this.channel = new ControlChannel({
+      target,
+      host: this.host,
+      socket: this.socket,
+      listener,
+      sync: this.sync,
+      ending: () => this.ending,
+      onEvent: (event) => this.onEvent(event),
+      onClosed: (reason) => this.onClosed(reason),
+      identified: (attached) => {
+        this.serverPid = attached.serverPid;
+        this.pane = attached.pane;
+        this.pid = attached.pid;
+      },
+      operatorsFound: (names) => this.operatorClients.found(names),
+    });
     this.operatorClients = new OperatorClients((names) => listener.operators(names));
-    this.input = new PaneInput({ client: () => this.live, pane: () => this.pane, timeoutMs: target.timeoutMs });
-    this.pauseProbe = new PauseProbe({ clock: target.clock, probe: () => this.live.command(refreshClientContinue(this.pane)) });
+    this.input = new PaneInput({ client: () => this.channel.live, pane: () => this.pane, timeoutMs: target.timeoutMs });
+    this.pauseProbe = new PauseProbe({ clock: target.clock, probe: () => this.channel.live.command(refreshClientContinue(this.pane)) });
     this.exitReader = new PaneExitReader({
-      command: async (command) => (await this.live.command(command)).text(),
+      command: async (command) => (await this.channel.live.command(command)).text(),
       pane: () => this.pane,
       clock: target.clock,
       processGone: async () => this.pid === undefined || (await this.host.alive([this.pid])).length === 0,
@@ -118,7 +104,7 @@ export class TmuxBackend implements DriveBackend {
   static async launch(launch: TmuxLaunch, listener: BackendListener): Promise<TmuxBackend> {
     const backend = new TmuxBackend(launch, listener);
     await startServer(backend.host, launch, backend.socket);
-    return backend.connectOnce(() => backend.connect());
+    return backend.connectOnce(() => backend.channel.connect());
   }
 
   /**
@@ -127,7 +113,7 @@ export class TmuxBackend implements DriveBackend {
    * drive's lease, so every other control client found is stale and is ended by pid once ours is attached.
    */
   static async attach(target: TmuxTarget, listener: BackendListener): Promise<TmuxBackend> {
-    const backend = await new TmuxBackend(target, listener).connectOnce((b) => b.connect(true));
+    const backend = await new TmuxBackend(target, listener).connectOnce((b) => b.channel.connect(true));
     // A program that ended while no host was attached: its exit is known before the caller sees
     // the drive, so a re-opened host never lists it live (and a clean one is cleaned up now).
     await backend.exitReader.settled();
@@ -141,7 +127,7 @@ export class TmuxBackend implements DriveBackend {
    * output on inside its batch, so the rebuilt mirror has no gap and no overlap.
    */
   static async adopt(target: TmuxTarget, listener: BackendListener, observer: AdoptedClient): Promise<TmuxBackend> {
-    const backend = await new TmuxBackend(target, listener).connectOnce((b) => b.connect(true, observer));
+    const backend = await new TmuxBackend(target, listener).connectOnce((b) => b.channel.connect(true, observer));
     await backend.exitReader.settled();
     return backend;
   }
@@ -154,76 +140,6 @@ export class TmuxBackend implements DriveBackend {
       this.markConnected();
     }
     return this;
-  }
-
-  /**
-   * `endStale`: end every other control client first (re-attach: they are a dead host's).
-   * `adopted`: an observer's client already attached (adopt()), instead of a new one.
-   */
-  private async connect(endStale = false, adopted?: AdoptedClient): Promise<void> {
-    const host = this.host;
-    const generation = ++this.generation;
-    const current = (): boolean => generation === this.generation;
-    const onEvent = (event: ControlEvent): void => {
-      if (current()) this.onEvent(event);
-    };
-    const onClosed = (reason: string | undefined): void => {
-      if (current()) this.onClosed(reason);
-    };
-    if (adopted) {
-      if (adopted.client.isClosed) throw new ClosedError('CONTROL_CLOSED', `the observer of drive ${this.target.name} has ended`, { name: this.target.name });
-      adopted.client.rewire(onEvent, onClosed);
-    }
-    const client =
-      adopted?.client ??
-      (await ControlClient.attach({
-        ...(host.remote ? { command: (args: readonly string[]) => host.tmuxCommand(args, this.target.env) } : {}),
-        tmuxPath: this.target.tmuxPath,
-        socket: this.socket,
-        session: this.target.name,
-        clock: this.target.clock,
-        env: this.target.env,
-        timeoutMs: this.target.timeoutMs,
-        onEvent,
-        onClosed,
-      }));
-    this.client = client;
-    const handshake: HandshakeContext = {
-      client,
-      session: this.target.name,
-      host,
-      clock: this.target.clock,
-      timeoutMs: this.target.timeoutMs,
-      endStale,
-      identified: (attached) => {
-        this.serverPid = attached.serverPid;
-        this.pane = attached.pane;
-        this.pid = attached.pid;
-      },
-      incident: (code, detail) => this.listener.incident(code, detail),
-      operatorsFound: (names) => this.operatorClients.found(names),
-    };
-    try {
-      if (adopted) {
-        // The observer knows its pane already: the promotion batch and the first resync (which
-        // turns output on inside its batch) are written together, two round trips in all.
-        handshake.identified(adopted.pane);
-        const settled = await Promise.allSettled([promoteHandshake(handshake), this.sync.resync([refreshClientOutputOn()], 'attach', { withoutHistory: adopted.withoutHistory === true })]);
-        for (const r of settled) if (r.status === 'rejected') throw r.reason;
-      } else {
-        await attachHandshake(handshake);
-        await this.resync('attach');
-      }
-    } catch (err) {
-      client.terminate();
-      throw err;
-    }
-  }
-
-
-  private get live(): ControlClient {
-    if (!this.client || this.client.isClosed) throw new ClosedError('SESSION_CLOSED', `drive ${this.target.name} is not connected`, { name: this.target.name });
-    return this.client;
   }
 
   private onEvent(event: ControlEvent): void {
@@ -266,7 +182,7 @@ export class TmuxBackend implements DriveBackend {
         return;
       case 'incident':
         this.listener.incident(`control_${event.code}`, { length: event.line.length });
-        if (UNTRUSTED_STREAM.has(event.code)) void this.replaceChannel(event.code);
+        if (UNTRUSTED_STREAM.has(event.code)) void this.channel.replace(event.code);
         return;
       default:
         return;
@@ -288,31 +204,6 @@ export class TmuxBackend implements DriveBackend {
       const what = this.host.remote ? 'channel_lost: ssh channel or control client ended' : 'control client ended';
       this.listener.lost(alive ? `${what}${reason ? `: ${reason}` : ''}` : 'server_gone');
     });
-  }
-
-  /**
-   * A framing anomaly: the control stream can no longer be told apart from pane text, so nothing
-   * more is read from it. A new control client starts a clean stream; its attach resync rebuilds
-   * the mirror from tmux's grid (commands in flight on the old one fail with CONTROL_CLOSED).
-   */
-  private replaceChannel(code: string): Promise<void> {
-    if (this.ending) return Promise.resolve();
-    this.replacing ??= (async () => {
-      this.listener.incident('control_replaced', { after: code });
-      const old = this.client;
-      this.client = undefined;
-      this.generation += 1; // the old client's close is not a loss
-      old?.terminate();
-      this.sync.restart();
-      try {
-        await this.connect();
-      } catch (err) {
-        if (!this.ending) this.listener.lost(`control client ended: replacing it after ${code} failed: ${String(err)}`);
-      }
-    })().finally(() => {
-      this.replacing = undefined;
-    });
-    return this.replacing;
   }
 
   private async reportExit(exit: ExitInfo): Promise<void> {
@@ -375,11 +266,11 @@ export class TmuxBackend implements DriveBackend {
   }
 
   pauseOutput(): void {
-    this.client?.pauseReading();
+    this.channel.current?.pauseReading();
   }
 
   resumeOutput(): void {
-    this.client?.resumeReading();
+    this.channel.current?.resumeReading();
   }
 
   async detach(): Promise<void> {
@@ -388,8 +279,8 @@ export class TmuxBackend implements DriveBackend {
     this.ending = true;
     this.exitReader.dispose();
     this.pauseProbe.stop();
-    await this.replacing;
-    await this.client?.detach();
+    await this.channel.replacement;
+    await this.channel.current?.detach();
   }
 
   /** Ends the program, its tree and the server, verified; once (a second call gets the first's result). */
@@ -402,8 +293,8 @@ export class TmuxBackend implements DriveBackend {
     this.ending = true;
     this.exitReader.dispose();
     this.pauseProbe.stop();
-    await this.replacing;
-    await endServer({ host: this.host, target: this.target, socket: this.socket, client: this.client, serverPid: this.serverPid, pid: this.pid });
+    await this.channel.replacement;
+    await endServer({ host: this.host, target: this.target, socket: this.socket, client: this.channel.current, serverPid: this.serverPid, pid: this.pid });
   }
 
   attachCommand(readOnly: boolean): string[] {

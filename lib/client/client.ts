@@ -6,8 +6,8 @@
  * When the host goes away (it was stopped, or killed and a standby takes over) the client
  * reconnects by itself: it waits for the socket to reappear (woken by the kernel, see
  * socket-watch.ts), says hello again, and resumes each subscription after the last journal seq it
- * delivered, so a listener sees every stored journal event exactly once; the holds it had are
- * asked for again first (`holdLost` when one cannot be). Calls made meanwhile
+ * delivered (drive-feeds.ts), so a listener sees every stored journal event exactly once; the
+ * holds it had are asked for again first (`holdLost` when one cannot be). Calls made meanwhile
  * wait for the new host; a call that was in flight when the host went is sent again only if it
  * changes nothing (read, status, list, …); any other fails with HOST_LOST (`delivery: 'unknown'`).
  *
@@ -19,9 +19,10 @@ import type { Disposable } from '../common/disposable.js';
 import { TmuxDriveError } from '../common/errors.js';
 import type { CreateOptions, PrunedDrive, SessionInfo } from '../driver/driver.js';
 import { HostError } from '../wire/host-error.js';
-import { IDEMPOTENT_VERBS, type FeedItem, type HostInfo, type Identity, type ItemParams, type Scope } from '../wire/protocol.js';
+import { IDEMPOTENT_VERBS, type HostInfo, type Identity, type Scope } from '../wire/protocol.js';
 import { servePaths } from '../serve/serve-paths.js';
 import { readOwnerToken } from '../serve/token-store.js';
+import { DriveFeeds } from './drive-feeds.js';
 import { SocketConnection, type HostConnection } from './host-connection.js';
 import { RemoteDrive, type DriveChannel, type JournalItem, type RemoteDriveEvents } from './remote-drive.js';
 import { SocketWatch } from './socket-watch.js';
@@ -75,22 +76,21 @@ export interface TokenInfo {
 
 const DEFAULT_RECONNECT_TIMEOUT_MS = 30_000;
 
-interface Feed {
-  readonly emitter: EventEmitter<RemoteDriveEvents>;
-  listeners: number;
-  /** The last journal seq delivered: a resumed subscription starts after it. */
-  lastSeq: number;
-  output: boolean;
-  subscribed: boolean;
-  /** The host's id of the current subscription (a new one after each reconnect). */
-  subscription?: number;
-}
-
 type Waiter = { resolve(): void; reject(err: TmuxDriveError): void };
 
 export class Client implements DriveChannel {
   private state: 'open' | 'reconnecting' | 'closed' = 'open';
-  private readonly feeds = new Map<string, Feed>();
+  /** The subscriptions, one per drive listened to (drive-feeds.ts). */
+  private readonly feeds = new DriveFeeds({
+    call: (method, params) => this.call(method, params),
+    unsubscribe: (subscription) => {
+      if (this.state === 'open') void this.connection.call('unsubscribe', { subscription }).catch(() => undefined);
+    },
+    holdEnded: (drive, since) => {
+      if (this.holds.get(drive) === since) this.holds.delete(drive);
+    },
+    subscriptionError: (drive, error) => this.emitter.emit('subscriptionError', drive, error),
+  });
   /** The drives this client holds (hold() answered, no release() or hold end since), by the hold's `since`: taken again on the next host. */
   private readonly holds = new Map<string, number>();
   private readonly emitter = new EventEmitter<ClientEvents>();
@@ -210,29 +210,7 @@ export class Client implements DriveChannel {
   }
 
   listen<E extends keyof RemoteDriveEvents>(drive: string, event: E, listener: (...args: RemoteDriveEvents[E]) => void): Disposable {
-    let feed = this.feeds.get(drive);
-    if (!feed) {
-      feed = { emitter: new EventEmitter<RemoteDriveEvents>(), listeners: 0, lastSeq: 0, output: false, subscribed: false };
-      this.feeds.set(drive, feed);
-    }
-    const f = feed;
-    f.emitter.on(event, listener as never);
-    f.listeners += 1;
-    const wantsOutput = event === 'output' && !f.output;
-    if (wantsOutput) f.output = true;
-    if (!f.subscribed || wantsOutput) this.subscribe(drive, f);
-    let disposed = false;
-    return {
-      dispose: () => {
-        if (disposed) return;
-        disposed = true;
-        f.emitter.off(event, listener as never);
-        f.listeners -= 1;
-        if (f.listeners > 0 || this.feeds.get(drive) !== f) return;
-        this.feeds.delete(drive);
-        if (f.subscribed && f.subscription !== undefined && this.state === 'open') void this.connection.call('unsubscribe', { subscription: f.subscription }).catch(() => undefined);
-      },
-    };
+    return this.feeds.listen(drive, event, listener);
   }
 
   /** Closes the connection; subscriptions end. Idempotent. */
@@ -244,74 +222,9 @@ export class Client implements DriveChannel {
     await this.close();
   }
 
-  private subscribe(drive: string, feed: Feed): void {
-    feed.subscribed = true;
-    this.call('subscribe', { id: drive, afterSeq: feed.lastSeq, output: feed.output }).then(
-      (r) => {
-        feed.subscription = (r as { subscription: number }).subscription;
-      },
-      (err: unknown) => {
-        feed.subscribed = false;
-        this.emitter.emit('subscriptionError', drive, err instanceof TmuxDriveError ? err : new HostError('PROTOCOL_ERROR', String(err)));
-      },
-    );
-  }
-
   private wire(connection: HostConnection): void {
-    connection.onItem = (p) => this.onItem(p);
+    connection.onItem = (p) => this.feeds.onItem(p);
     connection.onClose = (reason) => this.onLost(reason);
-  }
-
-  private onItem(p: ItemParams): void {
-    const feed = this.feeds.get(p.drive);
-    if (!feed) return;
-    const item: FeedItem = p.item;
-    const e = feed.emitter;
-    switch (item.type) {
-      case 'journal':
-        // After a resume the host starts past lastSeq; a duplicate (a page raced a resubscribe) is dropped.
-        if (item.seq <= feed.lastSeq) return;
-        feed.lastSeq = item.seq;
-        e.emit('journal', { seq: item.seq, at: item.at, kind: item.kind, tags: item.tags });
-        return;
-      case 'output':
-        e.emit('output', { seq: item.seq, bytes: item.bytes });
-        return;
-      case 'state':
-        e.emit('state', item.status as RemoteDriveEvents['state'][0]);
-        return;
-      case 'attention':
-        e.emit('attention', item.attention as RemoteDriveEvents['attention'][0]);
-        return;
-      case 'exit':
-        e.emit('exit', item.exit);
-        return;
-      case 'outcome':
-        e.emit('outcome', item.outcome as RemoteDriveEvents['outcome'][0]);
-        return;
-      case 'operators':
-        e.emit('operators', item.clients);
-        return;
-      case 'hold':
-        // Our hold ended on the host (its own since, not an older hold's late item): not taken again.
-        if (!item.held && this.holds.get(p.drive) === item.since) this.holds.delete(p.drive);
-        e.emit('hold', { held: item.held, by: item.by, how: item.how, since: item.since });
-        return;
-      case 'notification':
-        e.emit('notification', item.notification as RemoteDriveEvents['notification'][0]);
-        return;
-      case 'lost':
-        e.emit('lost', item.reason);
-        return;
-      case 'closed':
-        e.emit('closed', item.how);
-        return;
-      case 'ended':
-        // host_closing: the connection goes next, and the subscription resumes on the next host.
-        if (item.reason !== 'host_closing') feed.subscribed = false;
-        e.emit('ended', item.reason);
-        return;
-    }
   }
 
   private ready(): Promise<void> {
@@ -324,7 +237,7 @@ export class Client implements DriveChannel {
     if (this.state !== 'open') return;
     if (!this.reopen || !this.watchTarget) return this.finish(reason);
     this.state = 'reconnecting';
-    for (const f of this.feeds.values()) f.subscribed = false;
+    this.feeds.lost();
     this.emitter.emit('disconnected', reason);
     void this.reconnect(reason);
   }
@@ -366,7 +279,7 @@ export class Client implements DriveChannel {
     // resubscribes and the calls that waited, so the window in which another caller's input can
     // reach a drive a person holds is this client's reconnect alone (lib/client/README.md).
     const retakes = [...this.holds.keys()].map((drive) => this.retake(connection, drive));
-    for (const [drive, feed] of this.feeds) if (feed.listeners > 0) this.subscribe(drive, feed);
+    this.feeds.resume();
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.resolve();
@@ -397,8 +310,7 @@ export class Client implements DriveChannel {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w.reject(new HostError('HOST_LOST', `no host: ${reason}`, { delivery: 'not-sent' }));
-    for (const f of this.feeds.values()) f.emitter.removeAllListeners();
-    this.feeds.clear();
+    this.feeds.close();
     this.holds.clear();
     this.emitter.emit('closed', reason);
   }

@@ -5,7 +5,8 @@
  * tmux's format expander, which runs `#(…)` as a shell command and expands `#{…}` in many positions
  * (tmux 3.3a: `new-session -c` and `-s`, `load-buffer`/`save-buffer` paths, `list-* -F`/`-f`,
  * `display-message`, option names, `refresh-client -B`). The rule, position by position:
- * - ids (`%N`, `@N`), our session names and buffer names, numbers: validated, written bare;
+ * - ids (`%N`, `@N`), our session names and buffer names, numbers: validated, written bare
+ *   (tmux-arguments.ts checks each such position; it writes no command text);
  * - free text where tmux does not expand (send-keys words, set-buffer data, the pane argv after
  *   `--`): quoted (encode.ts quote);
  * - positions tmux expands: only fixed formats made of `#{variable}` items, never caller text. The
@@ -16,7 +17,10 @@
 import { UsageError } from '../common/errors.js';
 import type { ReplyFraming } from './command-queue.js';
 import { argvOption, argvWord, isControl, MAX_HEX_ARGS, MAX_TEXT_CHUNK_CHARS, normalizeKey, quote } from './encode.js';
-import { isPaneId, isWindowId, type PaneId, type WindowId } from './ids.js';
+import type { PaneId, WindowId } from './ids.js';
+import { bad, buffer, dimension, fixedFormat, pane, paneOrSession, REGION_FLAGS, session, sessionTarget, subscription, wholeNumber, window, type CaptureRegion, type SessionName } from './tmux-arguments.js';
+
+export { isSessionName, type CaptureRegion, type SessionName } from './tmux-arguments.js';
 
 /** One control-mode command: its line and how its reply is read. */
 export interface TmuxCommand {
@@ -25,76 +29,6 @@ export interface TmuxCommand {
   readonly framing?: ReplyFraming;
   /** An error reply is an answer, not a failure (deleting a buffer that may not exist). */
   readonly mayFail?: boolean;
-}
-
-/** A drive's session name: also a tmux target and a socket file stem, so plain characters only. */
-const SESSION_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
-/** Paste buffers this library owns; `list-buffers -f` compares against them inside a format. */
-const BUFFER_NAME = /^td-[a-z0-9-]{1,40}$/;
-/** A subscription name (`refresh-client -B name:…`). */
-const SUBSCRIPTION_NAME = /^[a-z][a-z0-9-]{0,31}$/;
-/** A format made only of `#{variable}` items separated by TABs: nothing a caller wrote, nothing that runs. */
-const FIXED_FORMAT = /^#\{[a-z_]+\}(\t#\{[a-z_]+\})*$/;
-/** tmux 3.3a's window size limits (WINDOW_MINIMUM, WINDOW_MAXIMUM). */
-const MAX_DIMENSION = 10_000;
-
-export type SessionName = string;
-
-function bad(message: string, context: Record<string, unknown> = {}): UsageError {
-  return new UsageError('BAD_ARGUMENT', message, context);
-}
-
-export function isSessionName(name: unknown): name is SessionName {
-  return typeof name === 'string' && SESSION_NAME.test(name);
-}
-
-function pane(target: PaneId): PaneId {
-  if (typeof target !== 'string' || !isPaneId(target)) throw bad(`"${String(target)}" is not a pane id (expected %N)`, { target });
-  return target;
-}
-
-function window(target: WindowId): WindowId {
-  if (typeof target !== 'string' || !isWindowId(target)) throw bad(`"${String(target)}" is not a window id (expected @N)`, { target });
-  return target;
-}
-
-function session(name: SessionName): SessionName {
-  // tmux format-expands `new-session -s` and matches targets by prefix and pattern: plain names only.
-  if (!isSessionName(name)) throw bad(`"${String(name)}" is not a valid session name (1-48 letters, digits, "_" or "-", starting with a letter or digit)`, { name });
-  return name;
-}
-
-/**
- * A session as a target: `=name:` is that exact session (its current window and pane). A bare name
- * is matched as a prefix or a pattern, and one of digits as an index (measured on 3.3a: `-t 0`
- * found the session "1a", not "0").
- */
-function sessionTarget(name: SessionName): string {
-  return `=${session(name)}:`;
-}
-
-function paneOrSession(target: PaneId | SessionName): string {
-  return typeof target === 'string' && isPaneId(target) ? target : sessionTarget(target);
-}
-
-function buffer(name: string): string {
-  if (typeof name !== 'string' || !BUFFER_NAME.test(name)) throw bad(`"${String(name)}" is not a tmux-drive buffer name`, { name });
-  return name;
-}
-
-function fixedFormat(format: string): string {
-  if (typeof format !== 'string' || !FIXED_FORMAT.test(format)) throw bad('a format here is a TAB-separated list of #{variable} items', { format });
-  return format;
-}
-
-function dimension(n: number, label: string): number {
-  if (!Number.isInteger(n) || n < 1 || n > MAX_DIMENSION) throw new UsageError('BAD_SIZE', `${label} must be an integer from 1 to ${MAX_DIMENSION} (got ${String(n)})`);
-  return n;
-}
-
-function wholeNumber(n: number, label: string, max: number): number {
-  if (!Number.isInteger(n) || n < 0 || n > max) throw bad(`${label} must be an integer from 0 to ${max} (got ${String(n)})`);
-  return n;
 }
 
 // --- client and session state ------------------------------------------------------------------
@@ -111,8 +45,7 @@ export function refreshClientContinue(target: PaneId): TmuxCommand {
 
 /** `refresh-client -B 'name:@W:format'`: a window subscription; the format is expanded, so fixed. */
 export function refreshClientSubscribe(name: string, target: WindowId, format: string): TmuxCommand {
-  if (typeof name !== 'string' || !SUBSCRIPTION_NAME.test(name)) throw bad(`"${String(name)}" is not a subscription name`, { name });
-  return { line: `refresh-client -B '${name}:${window(target)}:${fixedFormat(format)}'` };
+  return { line: `refresh-client -B '${subscription(name)}:${window(target)}:${fixedFormat(format)}'` };
 }
 
 /** `display-message -p -t <pane|session> -- '<format>'`: the format is expanded, so fixed. */
@@ -267,24 +200,6 @@ export function deleteBuffer(name: string): TmuxCommand {
 
 // --- snapshots ---------------------------------------------------------------------------------
 
-/**
- * What a capture covers (cmd-capture-pane.c): the whole current grid (history and screen, wrapped
- * rows joined, trailing spaces kept, attributes as SGR); the primary screen saved while the
- * alternate one is on (empty without one); the visible screen row by row.
- */
-export type CaptureRegion = 'history-and-screen' | 'screen-joined' | 'alternate-saved' | 'screen' | 'history';
-
-const REGION_FLAGS: Readonly<Record<CaptureRegion, string>> = {
-  'history-and-screen': '-e -J -N -S - -E -',
-  // The visible rows alone, spelt as history-and-screen spells them: a capture whose cost does
-  // not grow with the history (a takeover's first rebuild; the history follows later).
-  'screen-joined': '-e -J -N -S 0 -E -',
-  'alternate-saved': '-e -J -N -a -q',
-  screen: '-e -N',
-  // The history alone, row by row (the differential fuzzer compares it with the mirror's).
-  history: '-e -N -S - -E -1',
-};
-
 /** `capture-pane -b <buffer> …`: the capture into a paste buffer, which tells its exact size. */
 export function capturePaneToBuffer(target: PaneId, region: CaptureRegion, name: string): TmuxCommand {
   return { line: `capture-pane -b ${buffer(name)} ${REGION_FLAGS[region]} -t ${pane(target)}` };
@@ -327,12 +242,6 @@ export interface ServerConfigInput {
   readonly argv: readonly string[];
 }
 
-/**
- * The config file a drive's server starts with. The session is created here rather than on tmux's
- * command line, where a word ending in `;` would end the command. No `-c`: tmux format-expands it
- * (a caller's `#(…)` would run on the host); the pane starts in the server's cwd and its argv
- * enters the working directory. The argv words after `--` are not expanded (spawn.c execs them).
- */
 /** The options of a drive's server that change what a pane shows (the fuzz lab's server shares them). */
 const PANE_OPTIONS: readonly string[] = [
   'set -g remain-on-exit on',
@@ -347,6 +256,12 @@ const PANE_OPTIONS: readonly string[] = [
   'set -s set-clipboard off',
 ];
 
+/**
+ * The config file a drive's server starts with. The session is created here rather than on tmux's
+ * command line, where a word ending in `;` would end the command. No `-c`: tmux format-expands it
+ * (a caller's `#(…)` would run on the host); the pane starts in the server's cwd and its argv
+ * enters the working directory. The argv words after `--` are not expanded (spawn.c execs them).
+ */
 export function serverConfig(input: ServerConfigInput): string {
   if (!Array.isArray(input.argv) || input.argv.length < 2) throw bad('a pane argv needs at least two words');
   return [

@@ -3,7 +3,8 @@
  * This file is the Driver facade (open, create, get, list, close); the rooms beside it do the work:
  * driver-options (what the verbs accept), backend-factory (which backend a drive gets),
  * session-factory + journal-binding (a session wired to this host and recorded), lease-book,
- * reconcile and orphans (what open() finds in the data dir). README.md has the map.
+ * reconcile and orphans (what open() finds in the data dir), adoption-tracker (what a standby's
+ * takeover still re-attaches). README.md has the map.
  */
 import type { Clock } from '../common/clock.js';
 import type { Disposable } from '../common/disposable.js';
@@ -18,6 +19,7 @@ import { Journal, NON_TERMINAL_STATES, hashOf } from '../../journal/journal.js';
 import { BackendFactory, clientEnv } from './backend-factory.js';
 import { checkDataDir, makeDataDir } from './data-dir.js';
 import { checkCreateOptions, checkOpenOptions, type CreateOptions, type DriverOptions, type Logger, type OpenSetup } from './driver-options.js';
+import { AdoptionTracker } from './adoption-tracker.js';
 import { approveLaunch } from './approve-launch.js';
 import type { LoadedConfig } from './load-config.js';
 import { LeaseBook } from './lease-book.js';
@@ -55,12 +57,8 @@ export class Driver {
   private readonly backends: BackendFactory;
   private readonly sessionFactory: SessionFactory;
   private closed = false;
-  /**
-   * A standby's takeover serves while it re-attaches (PreparedTakeover.serving): each drive not
-   * re-attached yet, until it is (or failed); `allAdopted` settles when none is left.
-   */
-  private readonly adopting = new Map<string, Promise<void>>();
-  private allAdopted: Promise<void> | undefined;
+  /** A standby's takeover serves while it re-attaches (PreparedTakeover.serving): the drives not re-attached yet. */
+  private readonly adoptions = new AdoptionTracker();
   private readonly createdListeners = new Set<(session: Session) => void>();
 
   private constructor(
@@ -135,7 +133,7 @@ export class Driver {
     try {
       await reclaimOrphans({ journal, backends, dataDir: loaded.dataDir, logger }, setup.adoptOrphans);
       const records = reconcileTargets(journal, setup.reattach);
-      const settled = prepared?.serving ? driver.trackAdoption(records.map((r) => r.id)) : undefined;
+      const settled = prepared?.serving ? driver.adoptions.track(records.map((r) => r.id)) : undefined;
       try {
         await prepared?.serving?.(driver);
         await reconcile(
@@ -153,40 +151,13 @@ export class Driver {
     return driver;
   }
 
-  /** Marks `ids` as being re-attached; the callback settles one, `finish` every one left. */
-  private trackAdoption(ids: readonly string[]): ((id: string) => void) & { finish(): void } {
-    const resolvers = new Map<string, () => void>();
-    let resolveAll!: () => void;
-    this.allAdopted = new Promise((r) => {
-      resolveAll = r;
-    });
-    for (const id of ids) this.adopting.set(id, new Promise((r) => resolvers.set(id, r)));
-    const settle = (id: string): void => {
-      resolvers.get(id)?.();
-      resolvers.delete(id);
-      this.adopting.delete(id);
-      if (this.adopting.size === 0) {
-        this.allAdopted = undefined;
-        resolveAll();
-      }
-    };
-    return Object.assign(settle, {
-      finish: () => {
-        for (const id of [...resolvers.keys()]) settle(id);
-        this.allAdopted = undefined;
-        resolveAll();
-      },
-    });
-  }
-
   /**
    * While a standby's takeover re-attaches (it serves meanwhile): a promise settled once drive
    * `id` is re-attached or failed, or, without an id, once every drive is; undefined when there is
    * nothing to wait for (the common case: no await on the call path).
    */
   adoption(id?: string): Promise<void> | undefined {
-    if (id === undefined) return this.allAdopted;
-    return this.adopting.get(id);
+    return this.adoptions.adoption(id);
   }
 
   get config(): DriverConfig {
@@ -209,7 +180,8 @@ export class Driver {
 
   async create(opts: CreateOptions): Promise<Session> {
     // A takeover still re-attaching (it serves meanwhile): the caps count its drives once all are back.
-    if (this.allAdopted) await this.allAdopted;
+    const adopting = this.adoptions.adoption();
+    if (adopting) await adopting;
     if (this.closed) throw new SessionError('DRIVER_CLOSED', 'this driver was closed; open a new one');
     const creating = this.createDrive(opts);
     this.creating.add(creating);

@@ -167,14 +167,16 @@ describe('a program that prints every guard it could guess', () => {
     expect((await s.wait({ forText: 'line 29', timeoutMs: 15_000 })).outcome).toBe('text');
     const codes: string[] = [];
     s.on('incident', (code) => codes.push(code));
-    // The session's backend lives in its shared drive signals (lib/session/drive-signals.ts).
-    const backend = (s as unknown as { ctx: { signals: { backend: { client: { command(c: QueuedCommand): Promise<unknown>; pid: number } } } } }).ctx.signals.backend;
-    const old = backend.client;
+    // The session's backend lives in its shared drive signals (lib/session/drive-signals.ts); its
+    // control client, in the backend's channel (backends/tmux/control-channel.ts).
+    const { channel } = (s as unknown as { ctx: { signals: { backend: { channel: { current: { command(c: QueuedCommand): Promise<unknown> } } } } } }).ctx.signals.backend;
+    const old = channel.current;
     const wrong = old.command({ line: "capture-pane -p -S - -E - -t '%0'", framing: () => ({ kind: 'text', bytes: 3 }) });
     await expect(wrong).rejects.toMatchObject({ code: 'CONTROL_CLOSED' });
     await s.wait({ forIdleMs: 200, timeoutMs: 10_000 });
     expect(codes).toEqual(expect.arrayContaining(['control_framing-mismatch', 'control_replaced']));
-    expect(backend.client).not.toBe(old);
+    expect(channel.current).not.toBe(old);
+    expect(channel.current).toBeDefined();
     expect((await s.fidelity()).equal).toBe(true);
     await s.sendText('after', { submit: true });
     await s.wait({ forIdleMs: 300, timeoutMs: 10_000 });
