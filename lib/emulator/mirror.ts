@@ -2,6 +2,8 @@
  * A pane's mirror: the pane's raw bytes parsed by @xterm/headless into a grid that equals tmux's
  * own (invariant 6). Bytes in (Uint8Array only: UTF-8 is split across %output lines), snapshots,
  * cells and digests out, with a bounded write queue the owner uses to pause the tmux pipe.
+ * This file is the write side (bytes, resize, reset, rebuild, backpressure, waiters); the reads
+ * (snapshots, rows, cells, digest, cursor, modes) are mirror-view.ts, the base class.
  *
  * Latency: xterm's `write` parses on a setTimeout (≈1.1 ms p50 after the call), more than tmux's
  * whole echo round trip. When nothing is queued, a small chunk is parsed synchronously through
@@ -17,21 +19,20 @@
  */
 import type { Disposable } from '../common/disposable.js';
 import { ClosedError } from '../common/errors.js';
-import { readCell, readVisibleCells, type CellGrid, type CursorState } from './cell-grid.js';
-import { gridDigest } from './grid-digest.js';
+import { readCell, readVisibleCells, type CellGrid } from './cell-grid.js';
 import { createTerminal, type CreatedTerminal, type EmulatorLog, type ParserState } from './headless.js';
 import type { PaneCapture } from '../control/pane-capture.js';
 import { rebuildInto } from './rebuild.js';
 import { TmuxInputFilter } from './input/tmux-input-filter.js';
 import { rateLimitedLog, type IncidentSink } from './rate-limited-log.js';
-import { takeSnapshot, visibleRows, type ScreenSnapshot, type SnapshotOptions, type VisibleRows } from './screen-snapshot.js';
+import { takeSnapshot, type ScreenSnapshot } from './screen-snapshot.js';
 import type { FastForwardStats } from './pending-output.js';
 import type { ParseScheduler } from './parse-scheduler.js';
 import { QueuedParse, SLICE_BYTES } from './queued-parse.js';
 import { XtermWriteQueue } from './xterm-write-queue.js';
 import { emit } from './emit.js';
 import { markCursorRow, type RowMark } from './row-mark.js';
-import { KeptRows } from './kept-rows.js';
+import { alternateOf, cursorOf, MirrorView } from './mirror-view.js';
 
 export type { RowBreak, ScreenSnapshot, SnapshotFormat, SnapshotOptions, VisibleRows } from './screen-snapshot.js';
 export type { RowMark } from './row-mark.js';
@@ -69,24 +70,12 @@ const LOW_WATER_BYTES = 2 * MiB;
  */
 const DEFAULT_SYNC_WRITE_MAX_BYTES = 4096;
 
-function cursorOf({ term, internals }: CreatedTerminal): CursorState {
-  if (internals) return { x: internals.cursorX(), y: internals.cursorY(), visible: !internals.cursorHidden() };
-  const buffer = term.buffer.active;
-  return { x: buffer.cursorX, y: buffer.cursorY, visible: true };
-}
-
-function alternateOf({ term, internals }: CreatedTerminal): boolean {
-  return internals ? internals.alternate() : term.buffer.active.type === 'alternate';
-}
-
-export class Mirror {
+export class Mirror extends MirrorView {
   readonly #scrollback: number;
   readonly #syncMax: number;
   /** tmux's own parser in front of the emulator: only what tmux acts on reaches xterm. */
   readonly #filter = new TmuxInputFilter();
   readonly #log: EmulatorLog;
-  /** The input baseline's rows between reads (one reader: the session's wait engine). */
-  readonly #keptRows = new KeptRows();
   #terminal: CreatedTerminal;
   /**
    * The terminal is still as createTerminal made it (nothing written, resized or marked): a rebuild
@@ -95,11 +84,6 @@ export class Mirror {
    */
   #pristine = true;
   #seq = 0;
-  /**
-   * The last digest and the seq it was taken at. Every grid change (bytes, resize, rebuild, reset)
-   * goes through #parsed, which bumps seq: a digest asked again with no parse since is the same.
-   */
-  #digestMemo: { readonly seq: number; readonly value: string } | undefined;
   /** xterm's own write queue (without a scheduler or the private core), in tickets. */
   readonly #xterm: XtermWriteQueue = new XtermWriteQueue({ terminal: () => this.#terminal, parsed: () => this.#parsed() });
   #waiters: { ticket: number; offset: number; resolve: () => void }[] = [];
@@ -111,6 +95,7 @@ export class Mirror {
   readonly #queue: QueuedParse;
 
   constructor(options: MirrorOptions) {
+    super();
     this.#scrollback = options.scrollback;
     this.#syncMax = options.syncWriteMaxBytes ?? DEFAULT_SYNC_WRITE_MAX_BYTES;
     this.#log = rateLimitedLog(options.onIncident);
@@ -153,18 +138,6 @@ export class Mirror {
     return this.#draining;
   }
 
-  get cursor(): CursorState {
-    return cursorOf(this.#open());
-  }
-
-  get cursorVisible(): boolean {
-    return !(this.#open().internals?.cursorHidden() ?? false);
-  }
-
-  get alternate(): boolean {
-    return alternateOf(this.#open());
-  }
-
   /**
    * The pane's parser is inside a string sequence (OSC, DCS, APC, PM, SOS, `ESC k`). tmux 3.3a gives
    * up on one after 5 s (input_timer_callback: back to the ground state, pen reset), a time the
@@ -172,12 +145,6 @@ export class Mirror {
    */
   get parserInString(): boolean {
     return this.#filter.inString;
-  }
-
-  /** Input modes the program turned on (decides the bytes of a key or a paste on a raw pty). */
-  get inputModes(): { readonly applicationCursorKeys: boolean; readonly applicationKeypad: boolean; readonly bracketedPaste: boolean } {
-    const m = this.#open().term.modes;
-    return { applicationCursorKeys: m.applicationCursorKeysMode, applicationKeypad: m.applicationKeypadMode, bracketedPaste: m.bracketedPasteMode };
   }
 
   /**
@@ -305,10 +272,6 @@ export class Mirror {
     this.#parsed();
   }
 
-  snapshot(options: SnapshotOptions): ScreenSnapshot {
-    return takeSnapshot(this.#open(), options, this.cursor, this.alternate);
-  }
-
   /**
    * The screen as parsed so far, bytes still queued left queued: the text snapshot and the cells a
    * verdict reads, for a verdict those bytes cannot change (output is flowing, whatever the screen
@@ -323,19 +286,6 @@ export class Mirror {
   }
 
   /**
-   * Rows `from`..`to - 1` as text (0 = the top of the screen, negative = history), with their breaks
-   * when asked: a few rows without a whole snapshot (the input baseline, a cursor line).
-   */
-  visibleRows(from: number, to: number, breaks = false): VisibleRows {
-    return visibleRows(this.#open(), from, to, breaks);
-  }
-
-  /** The visible rows' text, as `visibleRows(0, rows)` reads it, re-reading only rows changed since the last call (kept-rows.ts). */
-  screenRows(): readonly string[] {
-    return this.#keptRows.read(this.#open());
-  }
-
-  /**
    * Re-reads now the rows changed since the last `screenRows()`, so that the next call finds them
    * read: the input baseline's rows, read after an echo's event instead of before the next echo's
    * parse (that read is on the next echo's way to the grid). Only when the bytes written are parsed
@@ -344,7 +294,7 @@ export class Mirror {
    */
   keepRowsCurrent(): boolean {
     if (this.#disposed || !this.#terminal.internals?.changedRows || !this.#queue.idle || !this.#xterm.settled) return false;
-    this.#keptRows.read(this.#terminal);
+    this.keepRows(this.#terminal);
     return true;
   }
 
@@ -353,28 +303,10 @@ export class Mirror {
    * (row-mark.ts): where input was typed, so a wait can tell its echo by position.
    */
   markCursorRow(): RowMark {
-    const terminal = this.#open();
+    const terminal = this.open();
     this.#pristine = false;
-    // #open parses what is queued first, so the row is read where the bytes written so far left it.
-    return markCursorRow(terminal, () => !this.#disposed && this.#open() === terminal);
-  }
-
-  cells(): CellGrid {
-    const { term } = this.#open();
-    return { cols: term.cols, rows: term.rows, cells: readVisibleCells(term), cursor: this.cursor, alternate: this.alternate };
-  }
-
-  /**
-   * A stable hash of the visible grid (chars, widths, colours, attributes), cursor and alternate flag.
-   * Taken again only after a parse: settle checks ask for it on every activity event.
-   */
-  digest(): string {
-    // #open parses what is queued first (bumping seq), so the memo is checked against the grid as read.
-    const { term } = this.#open();
-    if (this.#digestMemo?.seq === this.#seq) return this.#digestMemo.value;
-    const value = gridDigest(term, this.cursor, this.alternate);
-    this.#digestMemo = { seq: this.#seq, value };
-    return value;
+    // open() parses what is queued first, so the row is read where the bytes written so far left it.
+    return markCursorRow(terminal, () => !this.#disposed && this.open() === terminal);
   }
 
   dispose(): void {
@@ -397,7 +329,7 @@ export class Mirror {
   }
 
   /** The terminal for a read: bytes still gathering in the queue are parsed first, so a read sees everything written. */
-  #open(): CreatedTerminal {
+  protected open(): CreatedTerminal {
     if (this.#disposed) throw new ClosedError('SESSION_CLOSED', 'the mirror is disposed');
     if (!this.#queue.idle && !this.#queue.parsing) this.#queue.parse(Number.POSITIVE_INFINITY);
     return this.#terminal;
