@@ -1,8 +1,9 @@
 /**
- * One wait in flight (the wait engine, wait.ts, plans it): its one-shot timers, its listeners on
- * the drive's signals (activity, decoded text, phase), its looks at the screen once it settles,
- * and the first outcome that ends it (idle, text, exit, timeout, or an abort). Nothing polls:
- * every timer is armed by an event or by the wait's own deadline, and all leave with the wait.
+ * One wait in flight (the wait engine, wait.ts, plans it): its one-shot timers, its listeners
+ * (the drive's activity and decoded text, the caller's abort signal), its looks at the screen
+ * once it settles, and the first outcome that ends it (idle, text, exit, timeout, or an abort).
+ * Nothing polls: every timer is armed by an event or by the wait's own deadline, and all leave
+ * with the wait.
  */
 import type { TimerHandle } from '../common/clock.js';
 import { TmuxDriveError } from '../common/errors.js';
