@@ -11,7 +11,7 @@
  * (backends/tmux/pause-probe.ts). The drive's reader is stopped through its backend's
  * pauseOutput(), the mirror-backpressure switch: the test's one reach inside the session.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +34,9 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
   let dir: string;
   let socket: string;
   let file: string;
-  beforeAll(() => {
+  // A server per attempt: a retry after a failed attempt (the attach below once found no terminal
+  // client for 20 s in a fresh clone's run, and its retry then found the server gone) starts clean.
+  beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'td-strand-'));
     socket = join(dir, 's.sock');
     file = join(dir, 'text');
@@ -45,7 +47,7 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
     // came after pause-after on a loaded machine: the %pause written early, 2 runs in 5).
     expect(spawnSync('tmux', ['-S', socket, 'set-option', '-gw', 'automatic-rename', 'off'], { timeout: 5000 }).status).toBe(0);
   });
-  afterAll(() => {
+  afterEach(() => {
     spawnSync('tmux', ['-S', socket, 'kill-server'], { timeout: 5000 });
     rmSync(dir, { recursive: true, force: true });
   });
@@ -67,8 +69,18 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
       // A terminal client too (output to /dev/null): with one attached, tmux 3.3a never stops
       // reading the pane for a control client that is behind (reference §4), so the pane finishes
       // and nothing more arrives to make tmux look at the queued output's age before we read again.
-      terminal = spawn('script', ['-qfc', `tmux -S ${socket} attach -t strand`, '/dev/null'], { stdio: 'ignore' });
-      await expect.poll(() => tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode}').split('\n').filter((l) => l === '0').length, { timeout: 20_000 }).toBe(1);
+      terminal = spawn('script', ['-qfc', `tmux -S ${socket} attach -t strand`, '/dev/null'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let scriptEnd = 'still running';
+      let scriptErr = '';
+      terminal.stderr?.on('data', (d: Buffer) => (scriptErr += d.toString()));
+      terminal.on('exit', (code, signal) => (scriptEnd = `exited (${code ?? signal})`));
+      await expect
+        .poll(() => tmuxAt(socket, 'list-clients', '-F', '#{client_control_mode}').split('\n').filter((l) => l === '0').length, { timeout: 20_000 })
+        .toBe(1)
+        .catch((err: unknown) => {
+          // A set-up step, not the behaviour: say what the terminal client and the server were doing.
+          throw new Error(`no terminal client attached in 20 s: script ${scriptEnd} ${JSON.stringify(scriptErr.trim())}; sessions: ${JSON.stringify(tmuxAt(socket, 'list-sessions').trim())}`, { cause: err });
+        });
       client.pauseReading();
       const typed = client.command({ line: `send-keys -t strand 'clear; cat ${file}' Enter` }).catch((err: unknown) => err);
       // The pane prints 300 KB, which tmux reads and queues for the client, whose pipe is full.
