@@ -2,7 +2,7 @@
  * The bare argument positions of tmux's commands, checked for tmux-commands.ts (the one module that
  * writes tmux command text; this file writes none, and test/security/hostile-input says so): pane
  * and window ids, our session names and their targets, our buffer and subscription names, fixed
- * formats, window sizes and counts, and the flags of each capture region. Each returns the word as
+ * formats, window sizes and counts. Each returns the word as
  * tmux must see it, or throws UsageError (BAD_ARGUMENT, BAD_SIZE) before any line is built. These
  * positions are written bare, unquoted, because tmux compares or expands them; free text is quoted
  * by encode.ts instead.
@@ -84,22 +84,3 @@ export function wholeNumber(n: number, label: string, max: number): number {
   if (!Number.isInteger(n) || n < 0 || n > max) throw bad(`${label} must be an integer from 0 to ${max} (got ${String(n)})`);
   return n;
 }
-
-/**
- * What a capture covers (cmd-capture-pane.c): the whole current grid (history and screen, wrapped
- * rows joined, trailing spaces kept, attributes as SGR); the primary screen saved while the
- * alternate one is on (empty without one); the visible screen row by row.
- */
-export type CaptureRegion = 'history-and-screen' | 'screen-joined' | 'alternate-saved' | 'screen' | 'history';
-
-/** The flags of `capture-pane` that take each region. */
-export const REGION_FLAGS: Readonly<Record<CaptureRegion, string>> = {
-  'history-and-screen': '-e -J -N -S - -E -',
-  // The visible rows alone, spelt as history-and-screen spells them: a capture whose cost does
-  // not grow with the history (a takeover's first rebuild; the history follows later).
-  'screen-joined': '-e -J -N -S 0 -E -',
-  'alternate-saved': '-e -J -N -a -q',
-  screen: '-e -N',
-  // The history alone, row by row (the differential fuzzer compares it with the mirror's).
-  history: '-e -N -S - -E -1',
-};

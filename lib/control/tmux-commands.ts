@@ -18,9 +18,9 @@ import { UsageError } from '../common/errors.js';
 import type { ReplyFraming } from './command-queue.js';
 import { argvOption, argvWord, isControl, MAX_HEX_ARGS, MAX_TEXT_CHUNK_CHARS, normalizeKey, quote } from './encode.js';
 import type { PaneId, WindowId } from './ids.js';
-import { bad, buffer, dimension, fixedFormat, pane, paneOrSession, REGION_FLAGS, session, sessionTarget, subscription, wholeNumber, window, type CaptureRegion, type SessionName } from './tmux-arguments.js';
+import { bad, buffer, dimension, fixedFormat, pane, paneOrSession, session, sessionTarget, subscription, wholeNumber, window, type SessionName } from './tmux-arguments.js';
 
-export { isSessionName, type CaptureRegion, type SessionName } from './tmux-arguments.js';
+export { isSessionName, type SessionName } from './tmux-arguments.js';
 
 /** One control-mode command: its line and how its reply is read. */
 export interface TmuxCommand {
@@ -199,6 +199,25 @@ export function deleteBuffer(name: string): TmuxCommand {
 }
 
 // --- snapshots ---------------------------------------------------------------------------------
+
+/**
+ * What a capture covers (cmd-capture-pane.c): the whole current grid (history and screen, wrapped
+ * rows joined, trailing spaces kept, attributes as SGR); the primary screen saved while the
+ * alternate one is on (empty without one); the visible screen row by row.
+ */
+export type CaptureRegion = 'history-and-screen' | 'screen-joined' | 'alternate-saved' | 'screen' | 'history';
+
+/** The flags of `capture-pane` that take each region. */
+const REGION_FLAGS: Readonly<Record<CaptureRegion, string>> = {
+  'history-and-screen': '-e -J -N -S - -E -',
+  // The visible rows alone, spelt as history-and-screen spells them: a capture whose cost does
+  // not grow with the history (a takeover's first rebuild; the history follows later).
+  'screen-joined': '-e -J -N -S 0 -E -',
+  'alternate-saved': '-e -J -N -a -q',
+  screen: '-e -N',
+  // The history alone, row by row (the differential fuzzer compares it with the mirror's).
+  history: '-e -N -S - -E -1',
+};
 
 /** `capture-pane -b <buffer> …`: the capture into a paste buffer, which tells its exact size. */
 export function capturePaneToBuffer(target: PaneId, region: CaptureRegion, name: string): TmuxCommand {

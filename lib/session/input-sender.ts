@@ -70,7 +70,7 @@ export class InputSender {
       const usePaste = paste === 'always' || (paste === 'auto' && (text.includes('\n') || text.length > PASTE_THRESHOLD_CHARS));
       this.gate.countRequest();
       if (opts.submit || (opts.settle !== undefined && opts.settle > 0)) return this.sendUnit(text, opts, usePaste);
-      sending = this.gate.deliver('sendText', text, usePaste ? TEXT_TAGS.pasted : TEXT_TAGS.typed, true, (backend) => (text.length > 0 ? backend.sendText(text, usePaste ? PASTED : TYPED) : Promise.resolve()));
+      sending = this.deliverText(text, usePaste, usePaste ? TEXT_TAGS.pasted : TEXT_TAGS.typed);
       this.noteInput(text, usePaste);
       return this.whileSending(sending);
     } catch (error) {
@@ -78,6 +78,11 @@ export class InputSender {
       sending?.catch(() => undefined);
       return Promise.reject(error);
     }
+  }
+
+  /** The text through the input gate (lease, audit) to the backend, typed or pasted. */
+  private deliverText(text: string, usePaste: boolean, tags: (typeof TEXT_TAGS)[keyof typeof TEXT_TAGS]): Promise<void> {
+    return this.gate.deliver('sendText', text, tags, true, (backend) => (text.length > 0 ? backend.sendText(text, usePaste ? PASTED : TYPED) : Promise.resolve()));
   }
 
   /** After the keys are written (same turn): where they were typed, counted and transcribed. */
@@ -107,10 +112,10 @@ export class InputSender {
       const lines = text.split(/\r\n|\n/);
       for (const [i, line] of lines.entries()) {
         if (i > 0) await backend.sendKeys(['M-Enter']);
-        if (line.length > 0) await backend.sendText(line, { paste: false });
+        if (line.length > 0) await backend.sendText(line, TYPED);
       }
     } else {
-      const sending = this.gate.deliver('sendText', text, tags, true, (backend) => (text.length > 0 ? backend.sendText(text, usePaste ? PASTED : TYPED) : Promise.resolve()));
+      const sending = this.deliverText(text, usePaste, tags);
       afterWrite();
       await this.whileSending(sending);
     }
