@@ -53,4 +53,27 @@ describe('the input baseline of keys with no echo (tmux backend)', () => {
     expect((await s.wait({ forText: /^QZ$/m, timeoutMs: 5000 })).outcome).toBe('text');
     await s.kill();
   });
+
+  it('reads the screen anew for keys typed after a resize between an echo and them (the cursor row the read ahead saw is gone)', async () => {
+    const s = await t.driver.create({ allowId: 'bash', args: ['--norc', '--noprofile'], name: 'ahead-resize', cols: 80, rows: 24 });
+    await s.wait({ forText: '$ ' });
+    // The prompt on the last of 24 rows: after the resize to 12 it is on row 11, not 23.
+    await s.sendText('seq 1 40', { submit: true });
+    expect((await s.wait({ forText: /^40\n\$ $/m, timeoutMs: 5000 })).outcome).toBe('text');
+    await s.wait({ forIdleMs: 300, timeoutMs: 5000 });
+    // One key at a time: after each echo the next key's mark and baseline are read ahead.
+    for (const key of ['e', 'c', 'h', 'o']) await s.sendText(key);
+    await s.wait({ forIdleMs: 300, timeoutMs: 5000 });
+    await s.resize(80, 12);
+    await s.wait({ forIdleMs: 300, timeoutMs: 5000 });
+    expect(s.read().content.split('\n')).toHaveLength(12);
+    await s.sendText(' QZ');
+    await s.wait({ forIdleMs: 200, timeoutMs: 5000 });
+    expect(s.cursorLine().text).toBe('$ echo QZ');
+    // QZ is the keys' echo where they were typed (the row found after the resize): not new output.
+    expect((await s.wait({ forText: 'QZ', timeoutMs: 500 })).outcome).toBe('timeout');
+    await s.sendKeys('Enter');
+    expect((await s.wait({ forText: /^QZ$/m, timeoutMs: 5000 })).outcome).toBe('text');
+    await s.kill();
+  });
 });
