@@ -18,6 +18,7 @@ import { SentinelScanner } from './sentinel-scanner.js';
 import { sleep } from './sleep.js';
 import { withTeardown } from './teardown.js';
 import { nullPhase } from './null-consumers.js';
+import { settleProcess } from './process-settle.js';
 import { checkScreen, median, nextSentinel, notFinished, phaseDeadline, type PhaseFigures } from './stream-phase.js';
 import { writeBase64File } from './throughput.js';
 
@@ -179,23 +180,6 @@ export async function libraryPhase(sessions: readonly Session[], file: string, l
   return { ms, bytes: scanners.map((x) => x.bytes), hostCpuMs: (cpu.user + cpu.system) / 1000, onScreenOnly, pauses, unannounced };
 }
 
-/**
- * Waits for the work a phase leaves behind (the drives' quiet paths, the verdicts, the journal's
- * writes, a collection of the phase's garbage) to end before the next phase is timed: in the first
- * 4-round runs the phase right after the other side's ran slower (library after null 0.56-0.70x,
- * before it 0.72-0.99x, quick runs at load 7-14). Until this process used < 10% of a core over
- * 200 ms, at most 3 s.
- */
-async function settle(): Promise<void> {
-  await sleep(300);
-  for (const deadline = performance.now() + 3000; performance.now() < deadline; ) {
-    const cpu0 = process.cpuUsage();
-    await sleep(200);
-    const cpu = process.cpuUsage(cpu0);
-    if ((cpu.user + cpu.system) / 1000 < 20) return;
-  }
-}
-
 export const manyStreams: Benchmark = {
   name: 'many-streams',
   summary: '20 drives each cat 5 MB at once, vs 20 null control-mode consumers; echo of a 21st idle drive meanwhile',
@@ -246,7 +230,7 @@ export const manyStreams: Benchmark = {
         }
         const order = r % 2 === 0 ? ['library', 'null'] : ['null', 'library'];
         for (const path of order) {
-          await settle();
+          await settleProcess();
           opts.log(`many-streams: round ${r + 1}/${rounds}, ${path}`);
           if (path === 'null') {
             // The same typing while the baseline servers stream: the tmux servers load the two
