@@ -44,8 +44,9 @@ export class Leases {
   ) {}
 
   /** How the checks went, for JournalStats. */
-  checkStats(): { readonly viaWalIndex: number; readonly full: number; readonly walIndexOff: string | null } {
-    return { ...this.counts, walIndexOff: typeof this.walIndex === 'string' ? this.walIndex : null };
+  checkStats(): { readonly viaWalIndex: number; readonly full: number; readonly walIndexOff: string | null; readonly walIndexReadBy: string | null } {
+    const w = this.walIndex;
+    return typeof w === 'string' ? { ...this.counts, walIndexOff: w, walIndexReadBy: null } : { ...this.counts, walIndexOff: null, walIndexReadBy: w.readBy };
   }
 
   get holdsAny(): boolean {

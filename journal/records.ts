@@ -144,7 +144,8 @@ export interface JournalStats {
   /**
    * The lease checks before input: answered from the WAL-index header alone, or by SQLite (a
    * commit since the last one, or no header to trust); `walIndexOff` says why the header is not
-   * used at all (null when it is).
+   * used at all (null when it is); `walIndexReadBy` how it is read: `mapped` (a memory read per
+   * check) or `pread (<why not mapped>)` (null when it is not used).
    */
-  readonly leaseChecks: { readonly viaWalIndex: number; readonly full: number; readonly walIndexOff: string | null };
+  readonly leaseChecks: { readonly viaWalIndex: number; readonly full: number; readonly walIndexOff: string | null; readonly walIndexReadBy: string | null };
 }

@@ -92,11 +92,11 @@ describe('the lease check from the WAL-index header', () => {
     const a = heldByImpostor();
     expect(a.stats().leaseChecks.walIndexOff).toBeNull();
     for (let i = 0; i < 50; i++) a.checkLease('drive-1', 1);
-    expect(a.stats().leaseChecks).toEqual({ viaWalIndex: 49, full: 1, walIndexOff: null });
+    expect(a.stats().leaseChecks).toEqual({ viaWalIndex: 49, full: 1, walIndexOff: null, walIndexReadBy: 'mapped' });
     a.appendEvent('drive-1', 'output');
     a.flush();
     for (let i = 0; i < 10; i++) a.checkLease('drive-1', 1);
-    expect(a.stats().leaseChecks).toEqual({ viaWalIndex: 58, full: 2, walIndexOff: null });
+    expect(a.stats().leaseChecks).toEqual({ viaWalIndex: 58, full: 2, walIndexOff: null, walIndexReadBy: 'mapped' });
   });
 
   it("the only change since the last key is another process's lease commit: LEASE_LOST", async () => {
@@ -191,6 +191,64 @@ function locksOn(path: string): number {
     .split('\n')
     .filter((l) => l.includes(` ${process.pid} `) && l.includes(`:${ino} `)).length;
 }
+
+describe('the header read from the shared mapping (native/shm_view.c)', () => {
+  const facts = { journalMode: 'wal', lockingMode: 'normal', pageSize: 4096 };
+
+  it('is what this machine uses: the module is built by npm install, and a journal reads through it', () => {
+    // CI builds the module as a fresh install does; a build that failed would show here as pread.
+    const a = openJournal();
+    expect(a.stats().leaseChecks.walIndexReadBy).toBe('mapped');
+  });
+
+  it("reads what pread(2) reads, through another process's commits, a zeroed header and a WAL restart", async () => {
+    const a = heldByImpostor();
+    const mapped = WalIndexHeader.open(join(tmp.dir, 'journal.sqlite3'), facts);
+    const preadOnly = WalIndexHeader.open(join(tmp.dir, 'journal.sqlite3'), facts, { map: false });
+    if (!(mapped instanceof WalIndexHeader) || !(preadOnly instanceof WalIndexHeader)) throw new Error(`not opened: ${String(mapped)} / ${String(preadOnly)}`);
+    try {
+      expect(mapped.readBy).toBe('mapped');
+      expect(preadOnly.readBy).toBe('pread (not asked to map)');
+      const both = (): [Int32Array | undefined, Int32Array | undefined] => [mapped.read()?.slice(), preadOnly.read()?.slice()];
+      const [before] = both();
+      expect(before).toBeDefined();
+      expect(both()[1]).toEqual(before);
+      await otherHostTakes(2);
+      const [afterTake, afterTakeByPread] = both();
+      expect(afterTake).toEqual(afterTakeByPread);
+      // The other host's commit changed the header, and the mapping shows it with no read call.
+      expect(afterTake).not.toEqual(before);
+      zeroHeader();
+      expect(both()).toEqual([undefined, undefined]);
+      a.appendEvent('drive-1', 'output');
+      a.flush();
+      restartWal();
+      const [afterRestart, afterRestartByPread] = both();
+      expect(afterRestart).toBeDefined();
+      expect(afterRestart).toEqual(afterRestartByPread);
+    } finally {
+      mapped.release();
+      preadOnly.release();
+    }
+    // Released: never read again (the mapping goes with its array).
+    expect(mapped.read()).toBeUndefined();
+  });
+
+  it('the lease fence holds with the header read by pread(2) as well (where the module is not built)', async () => {
+    const a = heldByImpostor();
+    const header = WalIndexHeader.open(join(tmp.dir, 'journal.sqlite3'), facts, { map: false });
+    if (!(header instanceof WalIndexHeader)) throw new Error(header);
+    try {
+      const first = header.read()?.slice();
+      a.checkLease('drive-1', 1);
+      await otherHostTakes(2);
+      expect(header.read()).not.toEqual(first);
+      expect(leaseErrorOf(() => a.checkLease('drive-1', 1))).toMatchObject({ code: 'LEASE_LOST', currentToken: 2 });
+    } finally {
+      header.release();
+    }
+  });
+});
 
 describe("the shm descriptor and SQLite's locks", () => {
   it("closing one of two journals on the file keeps the other's locks; the last close lets the descriptor go", () => {

@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "shm_view",
+      "sources": ["native/shm_view.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Werror"]
+    }
+  ]
+}
