@@ -13,13 +13,13 @@ import type { Session } from '../lib/index.js';
 import { ratioVerdict, type Benchmark, type BenchOptions, type BenchResult } from './benchmark.js';
 import { BaselineServer } from './baseline-server.js';
 import { BenchDriver } from './bench-driver.js';
-import { percentiles } from './percentiles.js';
+import { median, percentiles } from './percentiles.js';
 import { SentinelScanner } from './sentinel-scanner.js';
 import { sleep } from './sleep.js';
 import { withTeardown } from './teardown.js';
 import { nullPhase } from './null-consumers.js';
 import { settleProcess } from './process-settle.js';
-import { checkScreen, median, nextSentinel, notFinished, phaseDeadline, type PhaseFigures } from './stream-phase.js';
+import { checkScreen, nextSentinel, notFinished, phaseDeadline, type PhaseFigures } from './stream-phase.js';
 import { writeBase64File } from './throughput.js';
 
 const COLS = 120;

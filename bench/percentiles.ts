@@ -30,6 +30,10 @@ export function percentiles(samples: readonly number[]): Percentiles {
   };
 }
 
+/** The middle value (the mean of the middle two for an even count); NaN for none. */
 export function median(samples: readonly number[]): number {
-  return percentile([...samples].sort((a, b) => a - b), 50);
+  const s = [...samples].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  if (s.length === 0) return Number.NaN;
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }

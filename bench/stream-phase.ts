@@ -42,10 +42,3 @@ export function checkScreen(lines: readonly string[], lastLine: string, sentinel
   if (at < 1 || lines[at - 1] !== lastLine) throw new Error(`${who}: the screen does not end with the file's last line then ${sentinel}`);
 }
 
-/** The middle value (the mean of the middle two for an even count); NaN for none. */
-export function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  if (s.length === 0) return NaN;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
