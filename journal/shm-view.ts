@@ -31,6 +31,12 @@ function load(): NativeShmView | string {
 
 let native: NativeShmView | string | undefined;
 
+/** true when the native module loads (doctor's check), or why it does not. */
+export function nativeShmView(): true | string {
+  native ??= load();
+  return typeof native === 'string' ? native : true;
+}
+
 /**
  * The first `length` bytes of the open regular file `fd`, mapped read-only and shared (they change
  * as other processes write the file), or why not. The mapping lives as long as the returned array;

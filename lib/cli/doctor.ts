@@ -10,6 +10,7 @@ import { findExecutable } from '../launch/plan-launch.js';
 import { defaultDataDir, loadConfig, type LoadedConfig } from '../driver/load-config.js';
 import { TmuxDriveError } from '../common/errors.js';
 import { checkDataDir as checkDataDirPath, makeDataDir } from '../driver/data-dir.js';
+import { nativeShmView } from '../../journal/shm-view.js';
 
 export interface DoctorCheck {
   readonly name: string;
@@ -116,6 +117,14 @@ async function checkSqlite(): Promise<DoctorCheck> {
   }
 }
 
+/** The one native module of this package (not required: without it the lease check reads with pread(2)). */
+function checkShmView(): DoctorCheck {
+  const loaded = nativeShmView();
+  return loaded === true
+    ? { name: 'shm view', ok: true, required: false, detail: 'native/shm_view.c loads: the lease check reads the journal\'s WAL-index header from memory' }
+    : { name: 'shm view', ok: false, required: false, detail: `${loaded}: the lease check reads the WAL-index header with pread(2), a system call per key`, fix: 'run npm install again where python3, make and g++ are: it builds native/shm_view.c with node-gyp' };
+}
+
 function checkDataDir(dataDir: string): DoctorCheck {
   try {
     // The library's own checks first (never a recursive mkdir under /proc, which spins).
@@ -162,6 +171,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
   checks.push(checkBwrap(sandboxDisabled));
   checks.push(await checkNodePty(loaded?.config.allow.some((e) => e.backend === 'spawn') ?? false));
   checks.push(await checkSqlite());
+  checks.push(checkShmView());
   checks.push(checkDataDir(resolve(opts.dataDir ?? loaded?.dataDir ?? defaultDataDir(opts.env))));
   checks.push(configCheck);
   if (loaded) {

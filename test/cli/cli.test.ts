@@ -262,6 +262,7 @@ describe('tmux-drive doctor', () => {
     expect(check('data dir')).toMatchObject({ ok: true });
     expect(check('config')).toMatchObject({ ok: true, detail: expect.stringContaining('2 allow entries (bash, python3)') });
     expect(check('node-pty')?.ok).toBe(true);
+    expect(check('shm view')).toMatchObject({ ok: true, required: false });
     expect(check('allow bash')?.ok).toBe(true);
     expect(r.status).toBe(report.ok ? 0 : 1);
     const text = await td('doctor');
