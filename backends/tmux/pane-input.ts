@@ -3,7 +3,8 @@
  * (an operator scrolled back, or a program's `copy-mode`) go to the mode, not the program, so
  * input leaves it first; the mode is followed from tmux's `%pane-mode-changed`.
  * Out of a mode (nearly always) the keys are written to tmux within the call, before it returns:
- * the session audits and marks the input right after, in the same turn, before any reply can be read.
+ * the session marks the input right after, in the same turn, before any reply can be read, and
+ * records it in the audit once tmux has answered (lib/session/input-gate.ts).
  */
 import type { PaneId } from '../../lib/control/parser.js';
 import { cancelPaneMode, displayMessage, encodeSendKeys, encodeSendText, pasteText } from '../../lib/control/tmux-commands.js';

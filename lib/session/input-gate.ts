@@ -6,6 +6,10 @@
  * is audited. A caller's request is counted
  * against `maxRequestsPerSession` once, by the verb it called; what the session does on its own
  * (an auto-answer, the waits inside a send) is never a request.
+ *
+ * Audit records are written in the order the actions were delivered: a caller's keys are recorded
+ * when tmux answers the command that delivered them (see `deliver`), and every other action first
+ * writes the records still waiting for that answer, then its own.
  */
 import { PolicyError } from '../common/errors.js';
 import type { DriveBackend } from './backend.js';
@@ -22,10 +26,21 @@ export interface InputGateOptions {
   readonly limits: { readonly maxInteractions?: number; readonly maxRequestsPerSession?: number };
 }
 
+/** A caller's keys delivered, their audit record not yet written (see InputGate.deliver). */
+interface PendingRecord {
+  readonly action: SessionAction;
+  readonly payload: string;
+  readonly tags: ActionTags;
+  /** Set when its write failed: the caller of those keys gets this error. */
+  failed?: unknown;
+}
+
 export class InputGate {
   private requests = 0;
   /** The last audit write failed: audit before delivering (see deliver) until one succeeds. */
   private auditFirst = false;
+  /** Records of delivered keys whose command tmux has not answered yet, in delivery order. */
+  private readonly pending: PendingRecord[] = [];
 
   constructor(
     private readonly signals: DriveSignals,
@@ -48,6 +63,7 @@ export class InputGate {
    */
   admit(action: SessionAction, payload: string, tags: ActionTags, interaction = false): DriveBackend {
     const backend = this.check(interaction);
+    this.writePending();
     this.audit(action, payload, tags, interaction);
     return backend;
   }
@@ -72,11 +88,15 @@ export class InputGate {
   /**
    * A caller's text or keys (and submit's Enter), on the keystroke path: the same checks as
    * `admit`, then `send` writes to the program within its call (the tmux backend does unless it
-   * must leave a copy mode first), then the audit record, in the same synchronous turn: the write
-   * does not wait for the audit's file write, and no reply or output of the keys can be read
-   * before the record is in the file. When the audit write fails the keys were delivered and the
-   * caller gets the audit's error; every action after that is audited before it is delivered
-   * (refused while the audit still fails) until an audit write succeeds again.
+   * must leave a copy mode first). The audit record is written when that send settles: for tmux,
+   * once the read that carries tmux's answer to the command has been handled (its events
+   * dispatched, the keys' echo among them when it came in the same read), before the next read
+   * and before the caller's promise settles; also when the send fails. A `write(2)` on the
+   * keystroke's way, before or after the keys' write, cost the echo ~0.1x of tmux's round trip on
+   * the bench VM; written there it costs nothing measurable (docs/security.md §5). When the audit
+   * write fails the keys were delivered and the caller gets the audit's error; every action after
+   * that is audited before it is delivered (refused while the audit still fails) until an audit
+   * write succeeds again.
    */
   deliver(action: SessionAction, payload: string, tags: ActionTags, interaction: boolean, send: (backend: DriveBackend) => Promise<void>): Promise<void> {
     if (this.auditFirst) {
@@ -86,19 +106,38 @@ export class InputGate {
     }
     const backend = this.check(interaction);
     const sending = send(backend);
-    try {
-      this.audit(action, payload, tags, interaction);
-    } catch (error) {
-      this.auditFirst = true;
-      sending.catch(() => undefined);
-      throw error;
+    // A caller's text or keys: whoever was waited for has answered (or someone answers for them).
+    if (interaction) this.signals.awaitingPerson = undefined;
+    const record: PendingRecord = { action, payload, tags };
+    this.pending.push(record);
+    return sending.then(
+      () => {
+        this.writePending();
+        if (record.failed !== undefined) throw record.failed;
+      },
+      (error: unknown) => {
+        this.writePending();
+        throw error;
+      },
+    );
+  }
+
+  /** Writes the records waiting for tmux's answer, in delivery order; a failed write goes to its caller. */
+  private writePending(): void {
+    for (let record = this.pending.shift(); record !== undefined; record = this.pending.shift()) {
+      try {
+        this.options.onAction(record.action, record.payload, record.tags);
+      } catch (error) {
+        record.failed = error;
+        this.auditFirst = true;
+      }
     }
-    return sending;
   }
 
   /** kill(): also on an exited or lost drive; the lease is checked unless the drive is lost (then nobody holds it). */
   admitKill(): void {
     if (this.signals.phase !== 'lost') this.options.beforeInput();
+    this.writePending();
     this.options.onAction('kill', '', {});
   }
 }

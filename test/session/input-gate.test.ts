@@ -150,7 +150,7 @@ describe('internal waits are not requests', () => {
 });
 
 describe('the audit on the keystroke path', () => {
-  it('is written right after the write; after a failed audit every action is audited first (refused while it fails) until one succeeds', async () => {
+  it('a failed audit: the keys were delivered and the caller is told; every action after is audited first (refused while it fails) until one succeeds', async () => {
     let failing = false;
     const audited: string[] = [];
     const d = await spawnSession(['/bin/cat'], {
@@ -164,7 +164,7 @@ describe('the audit on the keystroke path', () => {
     try {
       await s.sendText('aa');
       failing = true;
-      // Written before the audit: delivered, and the caller learns the audit failed.
+      // Delivered before the audit: the caller learns the audit failed.
       await expect(s.sendText('bb')).rejects.toThrow('audit: disk full');
       await s.wait({ forIdleMs: 200 });
       expect(line()).toBe('aabb');
@@ -177,6 +177,30 @@ describe('the audit on the keystroke path', () => {
       await s.wait({ forIdleMs: 200 });
       expect(line()).toBe('aabbddee');
       expect(audited).toEqual(['sendText:aa', 'sendText:dd', 'sendText:ee']);
+    } finally {
+      await d.close();
+    }
+  });
+});
+
+describe('when the keystroke is audited', () => {
+  it("is written once tmux answers the keys' command, before the call settles, in the order the actions were delivered", async () => {
+    const audited: string[] = [];
+    const d = await spawnSession(['/bin/cat'], { onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    const s = d.session;
+    try {
+      const typed = s.sendText('aa');
+      // Delivered (written to tmux within the call), recorded when tmux has answered.
+      expect(audited).toEqual([]);
+      await typed;
+      expect(audited).toEqual(['sendText:aa']);
+      // Two sends and a resize with no wait between: recorded in that order, each before its call settles.
+      const first = s.sendText('bb');
+      const second = s.sendKeys('Enter');
+      const resized = s.resize(70, 20);
+      await Promise.all([first.then(() => expect(audited).toContain('sendText:bb')), second.then(() => expect(audited).toContain('sendKeys:Enter')), resized]);
+      expect(audited).toEqual(['sendText:aa', 'sendText:bb', 'sendKeys:Enter', 'resize:70x20']);
+      await s.wait({ forText: 'aabb', timeoutMs: 5000 });
     } finally {
       await d.close();
     }
