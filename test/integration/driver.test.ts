@@ -255,21 +255,34 @@ describe('a create that fails or is overtaken by close()', () => {
 describe('a wedged tmux', () => {
   it('makes calls fail with a typed timeout instead of hanging', async () => {
     const t = await openDriver([allow('bash', '/bin/bash')], {}, { tmuxTimeoutMs: 800 });
-    const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'wedged' });
-    const server = processesMentioning(join(t.dataDir, 'tmux', 'wedged.sock')).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('start-server'));
-    expect(server).toBeDefined();
-    process.kill(server!, 'SIGSTOP');
+    // The drive and its server are ended whatever fails (a failed expect once left the stopped
+    // server behind): cleanup kills the session and whatever still mentions the data directory.
+    let server: number | undefined;
+    // Resumed before the kill and in any case; a server already ended (ESRCH) needs nothing.
+    const resume = (): void => {
+      if (server === undefined) return;
+      try {
+        process.kill(server, 'SIGCONT');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+      }
+    };
     try {
+      const s = await t.driver.create({ allowId: 'bash', args: BASH, name: 'wedged' });
+      server = processesMentioning(join(t.dataDir, 'tmux', 'wedged.sock')).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('start-server'));
+      expect(server).toBeDefined();
+      process.kill(server!, 'SIGSTOP');
       const started = performance.now();
       const err = await s.sendKeys('Enter').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TmuxDriveError);
       expect((err as TmuxDriveError).code).toBe('TMUX_TIMEOUT');
       expect(performance.now() - started).toBeLessThan(5000);
+      resume();
+      await s.kill();
     } finally {
-      process.kill(server!, 'SIGCONT');
+      resume();
+      await t.cleanup();
     }
-    await s.kill();
-    await t.cleanup();
   });
 });
 

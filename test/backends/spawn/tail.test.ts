@@ -16,13 +16,20 @@ const PROGRAM = `import sys\nsys.stdout.write(''.join(f'{i:08d}' for i in range(
 const EXPECTED = Buffer.from(Array.from({ length: SIZE / 8 }, (_, i) => String(i).padStart(8, '0')).join(''));
 const ARGV = ['/usr/bin/env', '--', '/usr/bin/python3', '-c', PROGRAM];
 
-/** node-pty as the docs use it (with encoding: null): the baseline. */
+/** node-pty as the docs use it (with encoding: null): the baseline. A run that has not exited in 20 s fails, as a backend run does. */
 function rawRun(): Promise<number> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const p = nodePty.spawn(ARGV[0] as string, ARGV.slice(1), { cols: 80, rows: 24, encoding: null, cwd: tmpdir(), env: childEnv(tmpdir()) });
     let got = 0;
+    const deadline = setTimeout(() => {
+      p.kill('SIGKILL');
+      reject(new Error('node-pty alone: the program did not exit in 20 s'));
+    }, 20_000);
     p.onData((d: string | Buffer) => (got += d.length));
-    p.onExit(() => resolve(got));
+    p.onExit(() => {
+      clearTimeout(deadline);
+      resolve(got);
+    });
   });
 }
 
@@ -50,9 +57,10 @@ async function backendRun(pauseNearEnd: boolean): Promise<{ received: Buffer; re
 }
 
 describe('the tail of the output at exit', () => {
-  // 40 programs one after another: 17-58 s beside a neighbour's load, and past the default 60 s in
-  // 4 of 12 runs at load 15-21 on two cores, hence its own timeout. A hang still fails: each
-  // backend run has its own 20 s deadline for the exit.
+  // 40 programs one after another, CPU-bound (python's start, 200 KB through a pty and, for the
+  // backend, a mirror): 3.5 s at load 4 on two cores (2026-12-03), 17-58 s beside a neighbour's
+  // load, and past the default 60 s in 4 of 12 runs at load 15-21, hence its own timeout: a
+  // ceiling, not a wait. A hang still fails sooner: every run has its own 20 s deadline for the exit.
   it(`loses nothing in ${RUNS} runs of a program writing 200 KB and exiting (node-pty alone is measured alongside)`, async () => {
     const baseline: number[] = [];
     for (let i = 0; i < RUNS; i++) baseline.push(SIZE - (await rawRun()));

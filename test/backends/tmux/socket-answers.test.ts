@@ -5,12 +5,13 @@
  * EAGAIN, and must still count as alive. A real tmux 3.3a server, SIGSTOPped, its queue filled.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { socketAnswers } from '../../../backends/tmux/tmux-host.js';
+import { killGone, processesMentioning } from '../../helpers.js';
 
 let dir: string | undefined;
 let serverPid: number | undefined;
@@ -27,7 +28,11 @@ afterEach(() => {
     }
     serverPid = undefined;
   }
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  // A server whose pid was never learnt (a set-up step failed) is found by its socket's directory.
+  if (dir) {
+    killGone(processesMentioning(dir));
+    rmSync(dir, { recursive: true, force: true });
+  }
   dir = undefined;
 });
 
@@ -37,6 +42,15 @@ function startServer(): string {
   execFileSync('tmux', ['-S', sock, '-f', '/dev/null', 'new-session', '-d', '-s', 'x', 'sleep 600'], { cwd: '/' });
   serverPid = Number(execFileSync('tmux', ['-S', sock, 'display-message', '-p', '#{pid}'], { encoding: 'utf8' }).trim());
   return sock;
+}
+
+/** Whether `pid` has exited (a zombie has: its descriptors, the listening socket too, are closed). */
+function exited(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^.*\) /s, '').startsWith('Z');
+  } catch {
+    return true;
+  }
 }
 
 /** Opens connections to `sock` until the kernel refuses one with EAGAIN (the accept queue is full). */
@@ -68,10 +82,12 @@ describe('socketAnswers', () => {
   it('answers true for a running server, false for a socket nobody listens on and for no socket', async () => {
     const sock = startServer();
     expect(await socketAnswers(sock, 2000)).toBe(true);
-    process.kill(serverPid!, 'SIGKILL');
+    const pid = serverPid!;
+    process.kill(pid, 'SIGKILL');
     serverPid = undefined;
-    // tmux 3.3a leaves its socket file behind when killed: refused
-    await new Promise((r) => setTimeout(r, 200));
+    // tmux 3.3a leaves its socket file behind when killed: refused, once the server has exited (a
+    // SIGKILL takes effect when the process next runs: waited for, not a fixed 200 ms).
+    await expect.poll(() => exited(pid), { timeout: 10_000, interval: 20 }).toBe(true);
     expect(existsSync(sock)).toBe(true);
     expect(await socketAnswers(sock, 2000)).toBe(false);
     rmSync(sock);

@@ -34,8 +34,7 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
   let dir: string;
   let socket: string;
   let file: string;
-  // A server per attempt: a retry after a failed attempt (the attach below once found no terminal
-  // client for 20 s in a fresh clone's run, and its retry then found the server gone) starts clean.
+  // A server per attempt: a retry after a failed attempt starts clean.
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'td-strand-'));
     socket = join(dir, 's.sock');
@@ -69,7 +68,10 @@ describe('the %pause tmux 3.3a strands behind a stored line', () => {
       // A terminal client too (output to /dev/null): with one attached, tmux 3.3a never stops
       // reading the pane for a control client that is behind (reference §4), so the pane finishes
       // and nothing more arrives to make tmux look at the queued output's age before we read again.
-      terminal = spawn('script', ['-qfc', `tmux -S ${socket} attach -t strand`, '/dev/null'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      // Its stdin a pipe held open, never /dev/null: script (util-linux 2.38) answers EOF on its
+      // stdin by writing the EOF character to the pty, which tmux, once in raw mode, types into the
+      // pane: bash exits, the session and the server with it (6 in 10 attaches on a loaded machine).
+      terminal = spawn('script', ['-qfc', `tmux -S ${socket} attach -t strand`, '/dev/null'], { stdio: ['pipe', 'ignore', 'pipe'] });
       let scriptEnd = 'still running';
       let scriptErr = '';
       terminal.stderr?.on('data', (d: Buffer) => (scriptErr += d.toString()));
@@ -164,7 +166,8 @@ describe('a drive whose %pause tmux stranded', () => {
       // all turned into the client's buffer): then nothing ages, tmux never pauses, and there is no
       // %pause to strand (seen once in about 40 runs on a loaded machine: the end came, no 'pause').
       const operators = new Promise<void>((resolve) => s.on('operators', (names) => names.length > 0 && resolve()));
-      terminal = spawn('script', ['-qfc', argv.map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: 'ignore' });
+      // stdin a pipe held open, as above: an EOF would end the drive's bash.
+      terminal = spawn('script', ['-qfc', argv.map((a) => `'${a}'`).join(' '), '/dev/null'], { stdio: ['pipe', 'ignore', 'ignore'] });
       await operators;
 
       const reasons: string[] = [];
