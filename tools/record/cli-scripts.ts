@@ -306,8 +306,10 @@ function geminiScripts(aiDir: string): RecordingScript[] {
         await c.keys('Up');
         await c.pause(READY_MS);
         await c.keys('Enter');
-        c.label(working('stale-dialog', 'the trust box is answered but still drawn, "Gemini CLI is restarting to apply the trust changes…" under it', { dialog: 'stale' }));
+        // Labelled once the screen shows what the label describes (the answered box with
+        // "restarting…" under it), not at the key: until then the live box is still drawn.
         await c.text('restarting', 15_000);
+        c.label(working('stale-dialog', 'the trust box is answered but still drawn, "Gemini CLI is restarting to apply the trust changes…" under it', { dialog: 'stale' }));
         await c.frame('trust-restarting', 'now');
         await c.frame('trust-restarting-settled', 'settled');
         await c.pause(1200);
