@@ -122,8 +122,11 @@ export class InputGate {
     );
   }
 
-  /** Writes the records waiting for tmux's answer, in delivery order; a failed write goes to its caller. */
-  private writePending(): void {
+  /**
+   * Writes the records waiting for tmux's answer, in delivery order; a failed write goes to its
+   * caller. Also when the session lets the drive go (the keys were delivered; the audit may close next).
+   */
+  writePending(): void {
     for (let record = this.pending.shift(); record !== undefined; record = this.pending.shift()) {
       try {
         this.options.onAction(record.action, record.payload, record.tags);

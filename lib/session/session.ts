@@ -279,6 +279,7 @@ export class Session {
     const { signals } = this.ctx;
     if (signals.phase === 'killed' || signals.phase === 'detached') return;
     const backend = signals.backend;
+    this.gate.writePending();
     signals.setPhase('detached', 'detach');
     this.stopWatching();
     try {

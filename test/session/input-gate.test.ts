@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionError } from '../../lib/common/errors.js';
 import { compileProfile } from '../../lib/perceive/profile.js';
-import { allow, openDriver } from '../helpers.js';
+import { readAudit } from '../../journal/audit-log.js';
+import { allow, killGone, openDriver, processesMentioning } from '../helpers.js';
 import { spawnSession } from './spawn-session.js';
 
 /** A safe known dialog: answered by itself under safe-only, with `y` then Enter. */
@@ -203,6 +204,32 @@ describe('when the keystroke is audited', () => {
       await s.wait({ forText: 'aabb', timeoutMs: 5000 });
     } finally {
       await d.close();
+    }
+  });
+});
+
+describe('the audit of keys in flight when the driver closes', () => {
+  it('keys sent and not awaited, then Driver.close(): their records are in the audit log', async () => {
+    const t = await openDriver([allow('cat', '/bin/cat')]);
+    try {
+      const s = await t.driver.create({ allowId: 'cat', name: 'inflight' });
+      const sends = [s.sendText('one'), s.sendKeys('Enter'), s.sendText('two')].map((p) => p.then(() => 'sent', (e: unknown) => e));
+      await t.driver.close();
+      const outcomes = await Promise.all(sends);
+      const records = readAudit(t.dataDir, { sessionId: s.id }).map((r) => `${r.kind}:${r.payload}`);
+      // The first was written to tmux within its call and is recorded; the others waited their turn
+      // behind it, were refused when the drive was let go, and are not (nothing was delivered).
+      expect(outcomes[0]).toBe('sent');
+      expect(records).toContain('sendText:one');
+      for (const [i, record] of [[1, 'sendKeys:Enter'], [2, 'sendText:two']] as const) {
+        if (outcomes[i] === 'sent') expect(records).toContain(record);
+        else expect(records).not.toContain(record);
+      }
+    } finally {
+      // The drive outlives its host by design (detached, not killed): ended here with its server.
+      await t.driver.close();
+      killGone(processesMentioning(t.dataDir));
+      rmSync(t.dataDir, { recursive: true, force: true });
     }
   });
 });
