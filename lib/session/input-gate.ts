@@ -92,8 +92,8 @@ export class InputGate {
    * once the read that carries tmux's answer to the command has been handled (its events
    * dispatched, the keys' echo among them when it came in the same read), before the next read
    * and before the caller's promise settles; also when the send fails. A `write(2)` on the
-   * keystroke's way, before or after the keys' write, cost the echo ~0.1x of tmux's round trip on
-   * the bench VM; written there it costs nothing measurable (docs/security.md §5). When the audit
+   * keystroke's way, before or right after the keys' write, cost the echo ~0.1x of tmux's round
+   * trip on the bench VM; written here, about half of that (docs/security.md §5). When the audit
    * write fails the keys were delivered and the caller gets the audit's error; every action after
    * that is audited before it is delivered (refused while the audit still fails) until an audit
    * write succeeds again.
