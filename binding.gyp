@@ -3,7 +3,7 @@
     {
       "target_name": "shm_view",
       "sources": ["native/shm_view.c"],
-      "cflags": ["-O2", "-Wall", "-Wextra", "-Werror"]
+      "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]
 }
