@@ -3,7 +3,7 @@
  * the same check (this process still holds the drive) and audit as a caller's input; internal
  * waits (an auto-answer confirming its answer, a send's settle) are not the caller's requests.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -185,13 +185,13 @@ describe('the audit on the keystroke path', () => {
 });
 
 describe('when the keystroke is audited', () => {
-  it("is written once tmux answers the keys' command, before the call settles, in the order the actions were delivered", async () => {
+  it('is written once the send settles (tmux: its answer; here the pty backend), before the call settles, in delivery order', async () => {
     const audited: string[] = [];
     const d = await spawnSession(['/bin/cat'], { onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
     const s = d.session;
     try {
       const typed = s.sendText('aa');
-      // Delivered (written to tmux within the call), recorded when tmux has answered.
+      // Delivered within the call, recorded once the send settles (the next test: through tmux).
       expect(audited).toEqual([]);
       await typed;
       expect(audited).toEqual(['sendText:aa']);
@@ -204,6 +204,33 @@ describe('when the keystroke is audited', () => {
       await s.wait({ forText: 'aabb', timeoutMs: 5000 });
     } finally {
       await d.close();
+    }
+  });
+});
+
+describe('the keystroke audit through real tmux, against a program that floods its pane', () => {
+  it("each send's record is in the audit file when its call settles, in delivery order, hostile text kept on one line", async () => {
+    const t = await openDriver([allow('sh', '/bin/sh')]);
+    try {
+      // `yes` floods the pane (tmux's replies queue behind its output) while `cat` takes the keys.
+      const s = await t.driver.create({ allowId: 'sh', args: ['-c', 'yes flood-line & exec cat'], name: 'flood' });
+      await s.wait({ forText: 'flood-line', timeoutMs: 10_000 });
+      const recorded = (): string[] => readAudit(t.dataDir, { sessionId: s.id }).filter((r) => r.kind !== 'create').map((r) => `${r.kind}:${r.payload}`);
+      // A caller's hostile text: a forged control-mode reply end, an OSC title and a line break.
+      const hostileText = 'x\n%end 1 2 1\u001b]0;owned\u0007';
+      await s.sendText('abc');
+      expect(recorded()).toEqual(['sendText:abc']);
+      const sends = [s.sendText(hostileText), s.sendKeys('C-c'), s.resize(90, 25)];
+      await sends[0];
+      expect(recorded()).toContain(`sendText:${hostileText}`);
+      await Promise.all(sends);
+      expect(recorded()).toEqual(['sendText:abc', `sendText:${hostileText}`, 'sendKeys:C-c', 'resize:90x25']);
+      // One JSON line per record: the text's line break and escapes did not split or forge one.
+      const lines = readFileSync(join(t.dataDir, 'audit.jsonl'), 'utf8').trimEnd().split('\n');
+      expect(lines.length).toBe(5);
+      for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+    } finally {
+      await t.cleanup();
     }
   });
 });
