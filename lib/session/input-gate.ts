@@ -8,9 +8,10 @@
  * (an auto-answer, the waits inside a send) is never a request.
  *
  * Audit records are written in the order the actions were delivered: a caller's keys are recorded
- * when tmux answers the command that delivered them (see `deliver`), and every other action first
- * writes the records still waiting for that answer, then its own.
+ * at the drive's first output after them, or shortly after tmux answered when none comes (see
+ * `deliver`), and every other action first writes the records still waiting, then its own.
  */
+import type { Clock, TimerHandle } from '../common/clock.js';
 import { PolicyError } from '../common/errors.js';
 import type { DriveBackend } from './backend.js';
 import type { DriveSignals } from './drive-signals.js';
@@ -26,24 +27,37 @@ export interface InputGateOptions {
   readonly limits: { readonly maxInteractions?: number; readonly maxRequestsPerSession?: number };
 }
 
+/**
+ * How long after tmux's answer a keystroke's record waits for the drive's next output (its echo,
+ * usually) before it is written anyway; the caller's call settles once it is written.
+ */
+export const RECORD_WAIT_MS = 5;
+
 /** A caller's keys delivered, their audit record not yet written (see InputGate.deliver). */
 interface PendingRecord {
   readonly action: SessionAction;
   readonly payload: string;
   readonly tags: ActionTags;
+  /** Set once written or failed. */
+  done: boolean;
   /** Set when its write failed: the caller of those keys gets this error. */
   failed?: unknown;
+  /** The caller's call, waiting for the record once its send settled. */
+  settle?: () => void;
 }
 
 export class InputGate {
   private requests = 0;
   /** The last audit write failed: audit before delivering (see deliver) until one succeeds. */
   private auditFirst = false;
-  /** Records of delivered keys whose command tmux has not answered yet, in delivery order. */
+  /** Records of delivered keys not written yet, in delivery order. */
   private readonly pending: PendingRecord[] = [];
+  /** Writes the pending records when no output came RECORD_WAIT_MS after a send settled. */
+  private timer: TimerHandle | undefined;
 
   constructor(
     private readonly signals: DriveSignals,
+    private readonly clock: Clock,
     private readonly options: InputGateOptions,
   ) {}
 
@@ -88,15 +102,16 @@ export class InputGate {
   /**
    * A caller's text or keys (and submit's Enter), on the keystroke path: the same checks as
    * `admit`, then `send` writes to the program within its call (the tmux backend does unless it
-   * must leave a copy mode first). The audit record is written when that send settles: for tmux,
-   * once the read that carries tmux's answer to the command has been handled (its events
-   * dispatched, the keys' echo among them when it came in the same read), before the next read
-   * and before the caller's promise settles; also when the send fails. A `write(2)` on the
-   * keystroke's way, before or right after the keys' write, cost the echo ~0.1x of tmux's round
-   * trip on the bench VM; written here, about half of that (docs/security.md §5). When the audit
-   * write fails the keys were delivered and the caller gets the audit's error; every action after
-   * that is audited before it is delivered (refused while the audit still fails) until an audit
-   * write succeeds again.
+   * must leave a copy mode first). The audit record is written at the end of the drive's first
+   * output event after that write (`afterOutput`: the keys' echo, usually, its listeners served
+   * first), or RECORD_WAIT_MS after the send settled (for tmux, once tmux answered the command)
+   * when none came by then; also when the send fails, and before any other action or letting the
+   * drive go (`writePending`). The caller's promise settles once the record is written. A
+   * `write(2)` on the keystroke's way, before the echo, cost the echo ~0.05–0.1x of tmux's round
+   * trip on the bench VM; in the turn that already handles the echo, nothing measurable
+   * (docs/security.md §5). When the audit write fails the keys were delivered and the caller gets
+   * the audit's error; every action after that is audited before it is delivered (refused while
+   * the audit still fails) until an audit write succeeds again.
    */
   deliver(action: SessionAction, payload: string, tags: ActionTags, interaction: boolean, send: (backend: DriveBackend) => Promise<void>): Promise<void> {
     if (this.auditFirst) {
@@ -108,13 +123,10 @@ export class InputGate {
     const sending = send(backend);
     // A caller's text or keys: whoever was waited for has answered (or someone answers for them).
     if (interaction) this.signals.awaitingPerson = undefined;
-    const record: PendingRecord = { action, payload, tags };
+    const record: PendingRecord = { action, payload, tags, done: false };
     this.pending.push(record);
     return sending.then(
-      () => {
-        this.writePending();
-        if (record.failed !== undefined) throw record.failed;
-      },
+      () => (record.done ? settled(record) : this.awaitRecord(record)),
       (error: unknown) => {
         this.writePending();
         throw error;
@@ -122,11 +134,29 @@ export class InputGate {
     );
   }
 
+  /** The send settled before its record was written: the record waits for the next output, or the timer. */
+  private awaitRecord(record: PendingRecord): Promise<void> {
+    this.timer ??= this.clock.after(RECORD_WAIT_MS, () => {
+      this.timer = undefined;
+      this.writePending();
+    });
+    return new Promise<void>((resolve) => (record.settle = resolve)).then(() => settled(record));
+  }
+
+  /** The drive's output event has been handled (its listeners ran): records waiting are written now. */
+  afterOutput(): void {
+    if (this.pending.length > 0) this.writePending();
+  }
+
   /**
-   * Writes the records waiting for tmux's answer, in delivery order; a failed write goes to its
-   * caller. Also when the session lets the drive go (the keys were delivered; the audit may close next).
+   * Writes the records waiting, in delivery order; a failed write goes to its caller. Also when
+   * the session lets the drive go (the keys were delivered; the audit may close next).
    */
   writePending(): void {
+    if (this.timer) {
+      this.timer.cancel();
+      this.timer = undefined;
+    }
     for (let record = this.pending.shift(); record !== undefined; record = this.pending.shift()) {
       try {
         this.options.onAction(record.action, record.payload, record.tags);
@@ -134,6 +164,8 @@ export class InputGate {
         record.failed = error;
         this.auditFirst = true;
       }
+      record.done = true;
+      record.settle?.();
     }
   }
 
@@ -143,4 +175,9 @@ export class InputGate {
     this.writePending();
     this.options.onAction('kill', '', {});
   }
+}
+
+/** A written record's call: settles, or gets the audit's error. */
+function settled(record: PendingRecord): void {
+  if (record.failed !== undefined) throw record.failed;
 }

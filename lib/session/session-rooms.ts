@@ -52,7 +52,7 @@ export function buildRooms(init: SessionInit, ctx: DriveContext, profile: Profil
   const noop = (): void => undefined;
   const { evict } = hooks;
   const stuckMs = init.stuckMs ?? DEFAULT_STUCK_MS;
-  const gate = new InputGate(signals, { beforeInput: init.beforeInput ?? noop, onAction: init.onAction ?? noop, limits: init.limits ?? {} });
+  const gate = new InputGate(signals, clock, { beforeInput: init.beforeInput ?? noop, onAction: init.onAction ?? noop, limits: init.limits ?? {} });
   const outcomes = new Outcomes(ctx, init.notify ?? 'terminal', startedAt);
   const verdict = new Verdict(ctx, { profile, stuckMs }, outcomes, (status) => void answerer.answer(status));
   const status = (): SessionStatus => verdict.status();
@@ -68,7 +68,10 @@ export function buildRooms(init: SessionInit, ctx: DriveContext, profile: Profil
     hooks.incident(reason, {});
     signals.backend?.resync(reason).catch(() => undefined);
   });
-  const listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), afterOutput: () => waits.afterOutput(), stringTimeout, watch, verdict, outcomes, stopWatching: hooks.stopWatching, incident: hooks.incident });
+  const listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), afterOutput: () => {
+      gate.afterOutput();
+      waits.afterOutput();
+    }, stringTimeout, watch, verdict, outcomes, stopWatching: hooks.stopWatching, incident: hooks.incident });
   mirror.onChange(() => {
     signals.lastChangeAt = clock.now();
     signals.wake();

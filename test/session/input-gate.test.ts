@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionError } from '../../lib/common/errors.js';
 import { compileProfile } from '../../lib/perceive/profile.js';
 import { readAudit } from '../../journal/audit-log.js';
+import { RECORD_WAIT_MS } from '../../lib/session/input-gate.js';
 import { allow, killGone, openDriver, processesMentioning } from '../helpers.js';
 import { spawnSession } from './spawn-session.js';
 
@@ -185,6 +186,60 @@ describe('the audit on the keystroke path', () => {
 });
 
 describe('when the keystroke is audited', () => {
+  it("is written after the send settled, at the end of the keys' first output event (its listeners first), before the call settles", async () => {
+    const audited: string[] = [];
+    const d = await spawnSession(['/bin/cat'], { onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    const s = d.session;
+    try {
+      await s.sendText('warm');
+      await s.wait({ forIdleMs: 100 });
+      // What a listener of the echo sees: the record is written after the listeners ran, in the same turn.
+      const atEcho: string[][] = [];
+      const sub = s.on('output', () => void atEcho.push([...audited]));
+      const typed = s.sendText('qq');
+      const first = await new Promise<string[]>((resolve) => {
+        const once = s.on('output', () => {
+          once.dispose();
+          resolve([...audited]);
+          queueMicrotask(() => atEcho.push(['after:', ...audited]));
+        });
+      });
+      expect(first).toEqual(['sendText:warm']);
+      await typed;
+      sub.dispose();
+      expect(audited).toEqual(['sendText:warm', 'sendText:qq']);
+      expect(atEcho[0]).toEqual(['sendText:warm']);
+      expect(atEcho).toContainEqual(['after:', 'sendText:warm', 'sendText:qq']);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it(`keys that draw nothing: written ${RECORD_WAIT_MS} ms after the send settled, then the call settles`, async () => {
+    const audited: string[] = [];
+    // No echo and nothing printed: the keys go to /dev/null.
+    const d = await spawnSession(['/bin/sh', '-c', 'stty -echo; echo ready; exec cat >/dev/null'], { onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    const s = d.session;
+    try {
+      await s.wait({ forText: 'ready', timeoutMs: 5000 });
+      await s.wait({ forIdleMs: 100 });
+      let outputs = 0;
+      const sub = s.on('output', () => void (outputs += 1));
+      const t0 = performance.now();
+      const typed = s.sendText('silent');
+      expect(audited).toEqual([]);
+      await typed;
+      const took = performance.now() - t0;
+      sub.dispose();
+      expect(outputs).toBe(0);
+      expect(audited).toEqual(['sendText:silent']);
+      // The timer's path, not an output's (a timer may fire up to a millisecond early by this clock).
+      expect(took).toBeGreaterThanOrEqual(RECORD_WAIT_MS - 1);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('is written once the send settles (tmux: its answer; here the pty backend), before the call settles, in delivery order', async () => {
     const audited: string[] = [];
     const d = await spawnSession(['/bin/cat'], { onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
