@@ -17,7 +17,7 @@ export interface DriveListenerRooms {
   /** The screen is about to change (output, a resync, a resize): the waits' input baseline is read first. */
   readonly beforeScreenChange: () => void;
   /** An output's event has been emitted (the caller saw it): bookkeeping kept off the echo's way runs now. */
-  readonly afterOutput: () => void;
+  readonly afterOutput: (data: Uint8Array) => void;
   readonly stringTimeout: StringTimeoutWatch;
   readonly watch: DriveWatch;
   readonly verdict: Verdict;
@@ -67,7 +67,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       signals.wake();
       rooms.watch.armQuiet();
       events.emit('output', data, entry.seq);
-      rooms.afterOutput();
+      rooms.afterOutput(data);
     },
     resync(capture, reason) {
       const changedBefore = signals.lastChangeAt;

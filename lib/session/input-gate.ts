@@ -25,6 +25,8 @@ export interface InputGateOptions {
   /** The audit of every action (payload not yet redacted). */
   readonly onAction: (kind: SessionAction, payload: string, tags: ActionTags) => void;
   readonly limits: { readonly maxInteractions?: number; readonly maxRequestsPerSession?: number };
+  /** Another input waits for its turn (the input queue): a settled send's record is written at once, so the turn passes. */
+  readonly othersWaiting?: () => boolean;
 }
 
 /**
@@ -32,6 +34,12 @@ export interface InputGateOptions {
  * usually) before it is written anyway; the caller's call settles once it is written.
  */
 export const RECORD_WAIT_MS = 5;
+
+/**
+ * The most of a send's output kept for a text wait begun after its call settled (see
+ * `outputOfSend`); past it the wait looks at the screen for what came before it, as it did.
+ */
+export const SEND_OUTPUT_KEPT_BYTES = 256 * 1024;
 
 /** A caller's keys delivered, their audit record not yet written (see InputGate.deliver). */
 interface PendingRecord {
@@ -54,6 +62,16 @@ export class InputGate {
   private readonly pending: PendingRecord[] = [];
   /** Writes the pending records when no output came RECORD_WAIT_MS after a send settled. */
   private timer: TimerHandle | undefined;
+  /**
+   * The output of the last keystroke send, from its delivery to the end of the turn that wrote its
+   * record (and so settled its call): what a text wait begun right after the call replays.
+   */
+  private sendOutput: Uint8Array[] = [];
+  private sendOutputBytes = 0;
+  /** Output is added to sendOutput (the send's record is not written, or its turn has not ended). */
+  private keeping = false;
+  /** sendOutput is all the output since the last send's delivery (no output was let go since). */
+  private sendOutputWhole = false;
 
   constructor(
     private readonly signals: DriveSignals,
@@ -78,6 +96,7 @@ export class InputGate {
   admit(action: SessionAction, payload: string, tags: ActionTags, interaction = false): DriveBackend {
     const backend = this.check(interaction);
     this.writePending();
+    this.letSendOutputGo();
     this.audit(action, payload, tags, interaction);
     return backend;
   }
@@ -105,8 +124,10 @@ export class InputGate {
    * must leave a copy mode first). The audit record is written at the end of the drive's first
    * output event after that write (`afterOutput`: the keys' echo, usually, its listeners served
    * first), or RECORD_WAIT_MS after the send settled (for tmux, once tmux answered the command)
-   * when none came by then; also when the send fails, and before any other action or letting the
-   * drive go (`writePending`). The caller's promise settles once the record is written. A
+   * when none came by then; at once when the send settles while another input waits for its turn
+   * (keys sent one after another without waiting go at tmux's pace, not the echo's); also when
+   * the send fails, and before any other action or letting the drive go (`writePending`). The
+   * caller's promise settles once the record is written. A
    * `write(2)` on the keystroke's way, before the echo, cost the echo ~0.05–0.1x of tmux's round
    * trip on the bench VM; in the turn that already handles the echo, nothing measurable
    * (docs/security.md §5). When the audit write fails the keys were delivered and the caller gets
@@ -125,8 +146,17 @@ export class InputGate {
     if (interaction) this.signals.awaitingPerson = undefined;
     const record: PendingRecord = { action, payload, tags, done: false };
     this.pending.push(record);
+    this.sendOutput = [];
+    this.sendOutputBytes = 0;
+    this.keeping = true;
+    this.sendOutputWhole = true;
     return sending.then(
-      () => (record.done ? settled(record) : this.awaitRecord(record)),
+      () => {
+        if (record.done) return settled(record);
+        if (!this.options.othersWaiting?.()) return this.awaitRecord(record);
+        this.writePending();
+        return settled(record);
+      },
       (error: unknown) => {
         this.writePending();
         throw error;
@@ -143,9 +173,36 @@ export class InputGate {
     return new Promise<void>((resolve) => (record.settle = resolve)).then(() => settled(record));
   }
 
-  /** The drive's output event has been handled (its listeners ran): records waiting are written now. */
-  afterOutput(): void {
+  /**
+   * The drive's output event has been handled (its listeners ran): records waiting are written now.
+   * The chunk is kept for a text wait while the last send's call has not settled (to the end of
+   * this turn when it settles now).
+   */
+  afterOutput(data: Uint8Array): void {
+    if (this.keeping) {
+      this.sendOutputBytes += data.length;
+      if (this.sendOutputBytes <= SEND_OUTPUT_KEPT_BYTES) this.sendOutput.push(data);
+      else this.letSendOutputGo();
+    } else if (this.sendOutputWhole) this.letSendOutputGo();
     if (this.pending.length > 0) this.writePending();
+  }
+
+  /**
+   * The output since the last keystroke send was delivered, as chunks, while that is all of it:
+   * its call had not settled before any of it was handled, or settled in the turn that handled the
+   * last of it, and no output came since. A text wait begun right after `await sendKeys(…)` reads
+   * it first: output that came with the call's settling was handled before the wait began.
+   * Undefined once other output was let go (then the screen tells what came before the wait).
+   */
+  outputOfSend(): readonly Uint8Array[] | undefined {
+    return this.sendOutputWhole ? this.sendOutput : undefined;
+  }
+
+  private letSendOutputGo(): void {
+    this.sendOutput = [];
+    this.sendOutputBytes = 0;
+    this.keeping = false;
+    this.sendOutputWhole = false;
   }
 
   /**
@@ -157,6 +214,9 @@ export class InputGate {
       this.timer.cancel();
       this.timer = undefined;
     }
+    // Output handled in this turn, after the records are written, still comes before the caller's
+    // next step: it is kept until the turn ends.
+    if (this.keeping && this.pending.length > 0) queueMicrotask(() => void (this.keeping = this.pending.length > 0));
     for (let record = this.pending.shift(); record !== undefined; record = this.pending.shift()) {
       try {
         this.options.onAction(record.action, record.payload, record.tags);

@@ -7,6 +7,7 @@
  */
 import type { TimerHandle } from '../common/clock.js';
 import { TmuxDriveError } from '../common/errors.js';
+import { AnsiStripper } from '../perceive/ansi-text.js';
 import { SCREEN_SHOWS_WORK } from '../perceive/classify-screen.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { RowBreak } from '../emulator/mirror.js';
@@ -32,6 +33,8 @@ export interface WaitPlan {
   readonly timeoutMs: number;
   readonly idleMs: number | undefined;
   readonly watch: TextWatch | undefined;
+  /** Output handled before the wait began that the watch reads first (the last send's, InputGate.outputOfSend). */
+  readonly seenBefore?: readonly Uint8Array[] | undefined;
   /** submit's own wait for its echo: the echo rows count. */
   readonly echoAllowed: boolean;
   /** The screen when input was last sent: a text already there before is not new. */
@@ -73,8 +76,21 @@ export class PendingWait {
     this.arm(this.plan.timeoutMs, () => this.finish('timeout'));
     // Idle counts from the wait's start too: input sent just before may not have been echoed yet.
     if (this.plan.idleMs !== undefined) this.whenQuiet(this.plan.idleMs, this.start, this.onQuiet);
-    if (this.onScreen()) return this.finish('text');
+    if (this.readSeenBefore() || this.onScreen()) return this.finish('text');
     this.onActivity();
+  }
+
+  /** The output handled before the wait began, through the watch: whether the text was in it. */
+  private readSeenBefore(): boolean {
+    const { watch, seenBefore } = this.plan;
+    if (!watch || !seenBefore) return false;
+    const decoder = new TextDecoder('utf-8');
+    const stripper = new AnsiStripper();
+    for (const chunk of seenBefore) {
+      const text = stripper.push(decoder.decode(chunk, { stream: true }));
+      if (text && watch.push(text)) return true;
+    }
+    return false;
   }
 
   /**

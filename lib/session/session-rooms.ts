@@ -52,11 +52,12 @@ export function buildRooms(init: SessionInit, ctx: DriveContext, profile: Profil
   const noop = (): void => undefined;
   const { evict } = hooks;
   const stuckMs = init.stuckMs ?? DEFAULT_STUCK_MS;
-  const gate = new InputGate(signals, clock, { beforeInput: init.beforeInput ?? noop, onAction: init.onAction ?? noop, limits: init.limits ?? {} });
+  const queue = new InputQueue(init.id);
+  const gate = new InputGate(signals, clock, { beforeInput: init.beforeInput ?? noop, onAction: init.onAction ?? noop, limits: init.limits ?? {}, othersWaiting: () => queue.waitingCount > 0 });
   const outcomes = new Outcomes(ctx, init.notify ?? 'terminal', startedAt);
   const verdict = new Verdict(ctx, { profile, stuckMs }, outcomes, (status) => void answerer.answer(status));
   const status = (): SessionStatus => verdict.status();
-  const waits = new WaitEngine(ctx, status);
+  const waits = new WaitEngine(ctx, status, () => gate.outputOfSend());
   const answerer = new DialogAnswerer(ctx, { policy: init.autoAnswer ?? 'safe-only', answers: init.answers ?? { count: () => 0, record: noop } }, { gate, waits, outcomes, status });
   const costGuard = new CostGuard(ctx, { profile, maxCostUsd: init.maxCostUsd ?? null }, { gate, waits, outcomes, evict });
   const watch = new DriveWatch(
@@ -68,8 +69,8 @@ export function buildRooms(init: SessionInit, ctx: DriveContext, profile: Profil
     hooks.incident(reason, {});
     signals.backend?.resync(reason).catch(() => undefined);
   });
-  const listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), afterOutput: () => {
-      gate.afterOutput();
+  const listener = driveListener(ctx, { beforeScreenChange: () => waits.takeBaseline(), afterOutput: (data) => {
+      gate.afterOutput(data);
       waits.afterOutput();
     }, stringTimeout, watch, verdict, outcomes, stopWatching: hooks.stopWatching, incident: hooks.incident });
   mirror.onChange(() => {
@@ -78,5 +79,5 @@ export function buildRooms(init: SessionInit, ctx: DriveContext, profile: Profil
     watch.armQuiet();
   });
   mirror.onDrain(() => signals.backend?.resumeOutput());
-  return { gate, input: new InputSender(ctx, profile, gate, waits), queue: new InputQueue(init.id), waits, verdict, outcomes, watch, stringTimeout, listener };
+  return { gate, input: new InputSender(ctx, profile, gate, waits), queue, waits, verdict, outcomes, watch, stringTimeout, listener };
 }

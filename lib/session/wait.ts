@@ -1,6 +1,8 @@
 /**
  * The wait engine: a wait resolves on the first of idle (no output and no screen change for
- * `forIdleMs`, on a screen that does not show the program busy: status()'s notion of settled), text (in output that arrived after the wait began, or on the screen — never in the
+ * `forIdleMs`, on a screen that does not show the program busy: status()'s notion of settled), text (in output that arrived after the wait began, in the last send's
+ * output handled before it began while that is all the output since the send (its call settles
+ * after the keys' first output: InputGate.outputOfSend), or on the screen — never in the
  * echo of what we typed, unless the wait is submit's own echo wait), exit, or timeout. Everything
  * is armed by events (output, screen changes, phase changes) and by one-shot timers: no polling.
  * It also remembers where input was last sent (the screen rows then, the cursor's place followed
@@ -74,6 +76,8 @@ export class WaitEngine {
   constructor(
     private readonly ctx: DriveContext,
     private readonly status: () => SessionStatus,
+    /** The output of the last send while it is all the output since (InputGate.outputOfSend). */
+    private readonly outputOfSend: () => readonly Uint8Array[] | undefined = () => undefined,
   ) {}
 
   /**
@@ -165,10 +169,15 @@ export class WaitEngine {
     if (opts.forIdleMs !== undefined && (!Number.isFinite(opts.forIdleMs) || opts.forIdleMs < 0)) throw new UsageError('BAD_ARGUMENT', 'forIdleMs must be a non-negative number');
     if (opts.forText !== undefined && typeof opts.forText !== 'string' && !(opts.forText instanceof RegExp)) throw new UsageError('BAD_ARGUMENT', 'forText must be a string or a RegExp');
     this.takeBaseline();
+    // Output of the last send that was handled before this wait began (with its call's settling):
+    // read first, from the send on, its echo where it was typed.
+    const replay = opts.forText === undefined ? undefined : this.outputOfSend();
+    const echo = echoAllowed ? [] : replay !== undefined ? (this.inputPlace?.typed ?? []) : this.echoStillDue();
     const plan: WaitPlan = {
       timeoutMs: Math.min(requested, MAX_WAIT_TIMEOUT_MS),
       idleMs: opts.forIdleMs ?? (opts.forText === undefined && !opts.forExit ? DEFAULT_IDLE_MS : undefined),
-      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echoAllowed ? [] : this.echoStillDue()),
+      watch: opts.forText === undefined ? undefined : new TextWatch(opts.forText, echo),
+      seenBefore: replay !== undefined && replay.length > 0 ? replay : undefined,
       echoAllowed,
       baseline: this.screenAtInput,
       quietOnly,

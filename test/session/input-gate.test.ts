@@ -11,6 +11,7 @@ import { SessionError } from '../../lib/common/errors.js';
 import { compileProfile } from '../../lib/perceive/profile.js';
 import { readAudit } from '../../journal/audit-log.js';
 import { RECORD_WAIT_MS } from '../../lib/session/input-gate.js';
+import { systemClock } from '../../backends/process/system-clock.js';
 import { allow, killGone, openDriver, processesMentioning } from '../helpers.js';
 import { spawnSession } from './spawn-session.js';
 
@@ -235,6 +236,28 @@ describe('when the keystroke is audited', () => {
       expect(audited).toEqual(['sendText:silent']);
       // The timer's path, not an output's (a timer may fire up to a millisecond early by this clock).
       expect(took).toBeGreaterThanOrEqual(RECORD_WAIT_MS - 1);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('keys sent one after another without waiting go at the pace of the sends, not of the record timer: each record written when its send settles', async () => {
+    const audited: string[] = [];
+    // The session's clock, counting the record timers armed (RECORD_WAIT_MS: no other room's delay).
+    let recordTimers = 0;
+    const clock = { now: () => systemClock.now(), after: (ms: number, fn: () => void) => ((recordTimers += ms === RECORD_WAIT_MS ? 1 : 0), systemClock.after(ms, fn)) };
+    const d = await spawnSession(['/bin/sh', '-c', 'stty -echo; echo ready; exec cat >/dev/null'], { clock, onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    const s = d.session;
+    try {
+      await s.wait({ forText: 'ready', timeoutMs: 5000 });
+      await s.wait({ forIdleMs: 100 });
+      recordTimers = 0;
+      const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+      const sends = keys.map((k) => s.sendText(k));
+      await Promise.all(sends);
+      expect(audited).toEqual(keys.map((k) => `sendText:${k}`));
+      // Only the last, with nobody behind it, waited for output that never came.
+      expect(recordTimers).toBe(1);
     } finally {
       await d.close();
     }
