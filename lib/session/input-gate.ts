@@ -63,13 +63,13 @@ export class InputGate {
   /** Writes the pending records when no output came RECORD_WAIT_MS after a send settled. */
   private timer: TimerHandle | undefined;
   /**
-   * The output of the last keystroke send, from its delivery to the end of the turn that wrote its
-   * record (and so settled its call): what a text wait begun right after the call replays.
+   * The output of the last keystroke send, from its delivery until its call settled: what a text
+   * wait begun right after the call reads first.
    */
   private sendOutput: Uint8Array[] = [];
   private sendOutputBytes = 0;
-  /** Output is added to sendOutput (the send's record is not written, or its turn has not ended). */
-  private keeping = false;
+  /** Keystroke calls delivered and not settled yet: output is added to sendOutput meanwhile. */
+  private unsettled = 0;
   /** sendOutput is all the output since the last send's delivery (no output was let go since). */
   private sendOutputWhole = false;
 
@@ -148,16 +148,17 @@ export class InputGate {
     this.pending.push(record);
     this.sendOutput = [];
     this.sendOutputBytes = 0;
-    this.keeping = true;
     this.sendOutputWhole = true;
+    this.unsettled += 1;
     return sending.then(
       () => {
-        if (record.done) return settled(record);
+        if (record.done) return this.settled(record);
         if (!this.options.othersWaiting?.()) return this.awaitRecord(record);
         this.writePending();
-        return settled(record);
+        return this.settled(record);
       },
       (error: unknown) => {
+        this.unsettled -= 1;
         this.writePending();
         throw error;
       },
@@ -170,27 +171,33 @@ export class InputGate {
       this.timer = undefined;
       this.writePending();
     });
-    return new Promise<void>((resolve) => (record.settle = resolve)).then(() => settled(record));
+    return new Promise<void>((resolve) => (record.settle = resolve)).then(() => this.settled(record));
+  }
+
+  /** A written record's call settles now (output after this is not the send's), or gets the audit's error. */
+  private settled(record: PendingRecord): void {
+    this.unsettled -= 1;
+    if (record.failed !== undefined) throw record.failed;
   }
 
   /**
    * The drive's output event has been handled (its listeners ran): records waiting are written now.
-   * The chunk is kept for a text wait while the last send's call has not settled (to the end of
-   * this turn when it settles now).
+   * The chunk is kept for a text wait while the last send's call has not settled (calls settle in
+   * the microtasks after this turn, so all output handled before the caller's next step is kept).
    */
   afterOutput(data: Uint8Array): void {
-    if (this.keeping) {
+    if (this.sendOutputWhole) {
       this.sendOutputBytes += data.length;
-      if (this.sendOutputBytes <= SEND_OUTPUT_KEPT_BYTES) this.sendOutput.push(data);
+      if (this.unsettled > 0 && this.sendOutputBytes <= SEND_OUTPUT_KEPT_BYTES) this.sendOutput.push(data);
       else this.letSendOutputGo();
-    } else if (this.sendOutputWhole) this.letSendOutputGo();
+    }
     if (this.pending.length > 0) this.writePending();
   }
 
   /**
    * The output since the last keystroke send was delivered, as chunks, while that is all of it:
-   * its call had not settled before any of it was handled, or settled in the turn that handled the
-   * last of it, and no output came since. A text wait begun right after `await sendKeys(…)` reads
+   * its call had not settled when any of it was handled, and no output came since. A text wait
+   * begun right after `await sendKeys(…)` reads
    * it first: output that came with the call's settling was handled before the wait began.
    * Undefined once other output was let go (then the screen tells what came before the wait).
    */
@@ -201,7 +208,6 @@ export class InputGate {
   private letSendOutputGo(): void {
     this.sendOutput = [];
     this.sendOutputBytes = 0;
-    this.keeping = false;
     this.sendOutputWhole = false;
   }
 
@@ -214,9 +220,6 @@ export class InputGate {
       this.timer.cancel();
       this.timer = undefined;
     }
-    // Output handled in this turn, after the records are written, still comes before the caller's
-    // next step: it is kept until the turn ends.
-    if (this.keeping && this.pending.length > 0) queueMicrotask(() => void (this.keeping = this.pending.length > 0));
     for (let record = this.pending.shift(); record !== undefined; record = this.pending.shift()) {
       try {
         this.options.onAction(record.action, record.payload, record.tags);
@@ -235,9 +238,4 @@ export class InputGate {
     this.writePending();
     this.options.onAction('kill', '', {});
   }
-}
-
-/** A written record's call: settles, or gets the audit's error. */
-function settled(record: PendingRecord): void {
-  if (record.failed !== undefined) throw record.failed;
 }
