@@ -214,7 +214,8 @@ export class Session {
   /**
    * Types (or pastes) `text`; with `submit`, waits for its echo and presses Enter. Input from
    * several callers is serialized: the text, its echo wait and its Enter are one unit no other
-   * caller's input comes between; the `settle` wait after it is not part of the unit.
+   * caller's input comes between; the `settle` wait after it is not part of the unit. Settles once
+   * the keys are audited: at their first output, or 5 ms after tmux took them (InputGate.deliver).
    */
   sendText(text: string, opts: SendTextOptions & InputTurnOptions = {}): Promise<void> {
     const given = opts ?? {};
