@@ -6,7 +6,6 @@
  */
 import { isMachineToken } from '../common/machine-token.js';
 import type { StringTimeoutWatch } from '../emulator/string-timeout.js';
-import { AnsiStripper } from '../perceive/ansi-text.js';
 import { HISTORY_RESYNC, type BackendListener, type ExitInfo } from './backend.js';
 import type { DriveContext } from './drive-signals.js';
 import type { DriveWatch } from './drive-watch.js';
@@ -32,10 +31,6 @@ const LF = 0x0a;
 
 export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): BackendListener {
   const { clock, signals, mirror, transcript, events } = ctx;
-  let decoder = new TextDecoder('utf-8');
-  let stripper = new AnsiStripper();
-  /** Whether the last chunk was decoded: a text wait that begins later starts a fresh decode. */
-  let decoding = false;
   const ended = (): void => {
     rooms.stopWatching();
     rooms.verdict.publish();
@@ -49,15 +44,9 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       rooms.stringTimeout.observe(mirror.parserInString);
       if (mirror.needsDrain) signals.backend?.pauseOutput();
       if (signals.textListeners.size > 0) {
-        if (!decoding) {
-          // Whatever the old decoder held is stale: bytes went by undecoded since.
-          decoder = new TextDecoder('utf-8');
-          stripper = new AnsiStripper();
-          decoding = true;
-        }
-        const text = stripper.push(decoder.decode(data, { stream: true }));
+        const text = signals.outputText.push(data);
         if (text) for (const l of signals.textListeners) l(text);
-      } else decoding = false;
+      } else signals.outputText.skip();
       // The echo of the last input ends with its line feeds (a text wait in flight counts them itself).
       for (let at = 0; signals.echoLines > 0; at++) {
         at = data.indexOf(LF, at);

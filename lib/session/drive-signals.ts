@@ -10,6 +10,7 @@ import { SessionError } from '../common/errors.js';
 import type { Mirror } from '../emulator/mirror.js';
 import type { ProcessActivity, ProcessActivitySample } from '../perceive/activity.js';
 import type { DriveBackend, ExitInfo } from './backend.js';
+import { OutputText } from './output-text.js';
 import type { SessionEmitter } from './session-events.js';
 import type { Transcript, TranscriptEntry } from './transcript.js';
 
@@ -62,6 +63,8 @@ export class DriveSignals {
   echoLines = 0;
   /** ANSI-stripped output text for waits on text; output is decoded only while one listens. */
   readonly textListeners = new Set<(text: string) => void>();
+  /** The decoding of output for textListeners (and of a send's output a wait reads first). */
+  readonly outputText = new OutputText();
   #phase: DrivePhase = 'live';
   #exit: ExitInfo | undefined;
   #lostReason: string | undefined;

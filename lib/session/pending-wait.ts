@@ -7,7 +7,6 @@
  */
 import type { TimerHandle } from '../common/clock.js';
 import { TmuxDriveError } from '../common/errors.js';
-import { AnsiStripper } from '../perceive/ansi-text.js';
 import { SCREEN_SHOWS_WORK } from '../perceive/classify-screen.js';
 import type { SessionStatus } from '../perceive/status.js';
 import type { RowBreak } from '../emulator/mirror.js';
@@ -84,13 +83,7 @@ export class PendingWait {
   private readSeenBefore(): boolean {
     const { watch, seenBefore } = this.plan;
     if (!watch || !seenBefore) return false;
-    const decoder = new TextDecoder('utf-8');
-    const stripper = new AnsiStripper();
-    for (const chunk of seenBefore) {
-      const text = stripper.push(decoder.decode(chunk, { stream: true }));
-      if (text && watch.push(text)) return true;
-    }
-    return false;
+    return this.ctx.signals.outputText.replay(seenBefore).some((text) => text !== '' && watch.push(text));
   }
 
   /**

@@ -186,6 +186,19 @@ describe('the audit on the keystroke path', () => {
   });
 });
 
+/** A program that draws nothing for the keys it gets (no echo; they go to /dev/null), ready and quiet. */
+async function silentProgram(init: Parameters<typeof spawnSession>[1]): Promise<Awaited<ReturnType<typeof spawnSession>>> {
+  const d = await spawnSession(['/bin/sh', '-c', 'stty -echo; echo ready; exec cat >/dev/null'], init);
+  try {
+    await d.session.wait({ forText: 'ready', timeoutMs: 5000 });
+    await d.session.wait({ forIdleMs: 100 });
+  } catch (err) {
+    await d.close();
+    throw err;
+  }
+  return d;
+}
+
 describe('when the keystroke is audited', () => {
   it("is written after the send settled, at the end of the keys' first output event (its listeners first), before the call settles", async () => {
     const audited: string[] = [];
@@ -218,12 +231,9 @@ describe('when the keystroke is audited', () => {
 
   it(`keys that draw nothing: written ${RECORD_WAIT_MS} ms after the send settled, then the call settles`, async () => {
     const audited: string[] = [];
-    // No echo and nothing printed: the keys go to /dev/null.
-    const d = await spawnSession(['/bin/sh', '-c', 'stty -echo; echo ready; exec cat >/dev/null'], { onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    const d = await silentProgram({ onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
     const s = d.session;
     try {
-      await s.wait({ forText: 'ready', timeoutMs: 5000 });
-      await s.wait({ forIdleMs: 100 });
       let outputs = 0;
       const sub = s.on('output', () => void (outputs += 1));
       const t0 = performance.now();
@@ -246,11 +256,9 @@ describe('when the keystroke is audited', () => {
     // The session's clock, counting the record timers armed (RECORD_WAIT_MS: no other room's delay).
     let recordTimers = 0;
     const clock = { now: () => systemClock.now(), after: (ms: number, fn: () => void) => ((recordTimers += ms === RECORD_WAIT_MS ? 1 : 0), systemClock.after(ms, fn)) };
-    const d = await spawnSession(['/bin/sh', '-c', 'stty -echo; echo ready; exec cat >/dev/null'], { clock, onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    const d = await silentProgram({ clock, onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
     const s = d.session;
     try {
-      await s.wait({ forText: 'ready', timeoutMs: 5000 });
-      await s.wait({ forIdleMs: 100 });
       recordTimers = 0;
       const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
       const sends = keys.map((k) => s.sendText(k));
