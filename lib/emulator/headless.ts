@@ -72,7 +72,22 @@ export interface XtermInternals {
   fastForwardSafe(cols: number, rows: number, bufferLines: number): boolean;
   /** Rows that may have changed since the input baseline last read them; null without the tmux screen port. */
   readonly changedRows: ChangedRows | null;
+  /**
+   * Prints a run of printable ASCII (0x20–0x7e) as parsing it would, without the parse: straight
+   * into the tmux screen port's print, as xterm's parser calls it for such a run in its ground
+   * state (a keystroke's echo: WriteBuffer, InputHandler.parse, the UTF-8 decoder and the state
+   * table cost more than the print itself, ~2/3 of a cold one-byte write). Returns false, having
+   * done nothing, unless that is exactly what the parse would do: the port installed, nothing queued
+   * in the WriteBuffer or paused in the parser, the parser in its ground state with no UTF-8
+   * pending, every byte printable, at most DIRECT_PRINT_MAX_BYTES. What the parse does besides the
+   * print is done too: the redraw of the cursor's row it asks for marks that row changed; its
+   * cursor-move event has no listener here (nothing subscribes to the terminal's onCursorMove).
+   */
+  printDirect(data: Uint8Array): boolean;
 }
+
+/** The longest run printDirect takes (its code-point scratch); a longer one is parsed. */
+export const DIRECT_PRINT_MAX_BYTES = 256;
 
 export interface ParserStateAccess {
   /** The parser state a grid does not show and tmux 3.3a does not report (see `ParserState`). */
@@ -101,7 +116,14 @@ export interface ParserState {
 interface CoreShape {
   _writeBuffer?: { writeSync?: unknown; _writeBuffer?: unknown; _callbacks?: unknown; _pendingData?: unknown; _bufferOffset?: unknown };
   coreService?: { isCursorHidden?: unknown };
-  _inputHandler?: { _curAttrData?: unknown; onRequestRefreshRows?: unknown };
+  _inputHandler?: {
+    _curAttrData?: unknown;
+    onRequestRefreshRows?: unknown;
+    print?: unknown;
+    _parseStack?: { paused?: unknown };
+    _utf8Decoder?: { interim?: unknown };
+    _parser?: { currentState?: unknown; _parseStack?: { state?: unknown } };
+  };
   _charsetService?: { glevel?: unknown; _charsets?: unknown; setgLevel?: unknown; setgCharset?: unknown };
 }
 
@@ -247,6 +269,43 @@ function probeInternals(term: HeadlessTerminal, screen: TmuxScreen | null): Xter
       const h = screen.handler;
       return b.lines.maxLength === bufferLines && b.scrollTop === 0 && b.scrollBottom === rows - 1 && screen.modes.wraparound && !h._coreService.modes.insertMode && !h._charsetService.charset;
     },
+    printDirect: screen && core ? directPrint(core, screen, writeBuffer._writeBuffer) : () => false,
+  };
+}
+
+/** xterm's ParserState.GROUND and ParserStackType.NONE. */
+const GROUND = 0;
+const NOT_PAUSED = 0;
+
+/** XtermInternals.printDirect, or one that always declines when a member it reads is missing. */
+function directPrint(core: CoreShape, screen: TmuxScreen, queued: readonly unknown[]): (data: Uint8Array) => boolean {
+  const handler = core._inputHandler;
+  const parser = handler?._parser;
+  const parserStack = parser?._parseStack;
+  const handlerStack = handler?._parseStack;
+  const interim = handler?._utf8Decoder?.interim;
+  const changed = screen.changedRows;
+  if (!handler || typeof handler.print !== 'function' || !parser || typeof parser.currentState !== 'number') return () => false;
+  if (!parserStack || typeof parserStack.state !== 'number' || !handlerStack || typeof handlerStack.paused !== 'boolean' || !(interim instanceof Uint8Array)) return () => false;
+  const state = parser as { currentState: number };
+  const stack = parserStack as { state: number };
+  const paused = handlerStack as { paused: boolean };
+  const codes = new Uint32Array(DIRECT_PRINT_MAX_BYTES);
+  return (data) => {
+    const n = data.length;
+    if (n === 0 || n > DIRECT_PRINT_MAX_BYTES || queued.length !== 0 || state.currentState !== GROUND || stack.state !== NOT_PAUSED || paused.paused || interim[0] !== 0) return false;
+    for (let i = 0; i < n; i++) {
+      const byte = data[i] as number;
+      if (byte < 0x20 || byte > 0x7e) return false;
+      codes[i] = byte;
+    }
+    const b = screen.b;
+    // InputHandler.parse redraws the rows from the cursor's at its start (in viewport rows).
+    const redraw = b.y + b.ybase - b.ydisp;
+    // Called as the parser calls it (its print handler calls the handler's print, the port's).
+    screen.handler.print(codes, 0, n);
+    if (redraw < screen.rows) changed.mark(redraw);
+    return true;
   };
 }
 

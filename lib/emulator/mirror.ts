@@ -8,7 +8,9 @@
  * Latency: xterm's `write` parses on a setTimeout (≈1.1 ms p50 after the call), more than tmux's
  * whole echo round trip. When nothing is queued, a small chunk is parsed synchronously through
  * the core instead (≈µs); everything else is queued, and the order of bytes is never changed:
- * the sync path is only taken while the queue and xterm's own write buffer are empty.
+ * the sync path is only taken while the queue and xterm's own write buffer are empty. A run of
+ * printable ASCII on that path (a keystroke's echo) skips even the parse: it goes straight into
+ * the tmux screen port's print when the parser is in its ground state (XtermInternals.printDirect).
  * docs/emulator.md has the measurements.
  *
  * Throughput: queued bytes are parsed by the mirror itself (the core's sync parse, queued-parse.ts),
@@ -162,7 +164,8 @@ export class Mirror extends MirrorView {
     const streaming = this.#queue.noteRate(data.length);
     if (!streaming && data.length <= this.#syncMax && this.#queue.idle && this.#xterm.settled && internals.writeBufferEmpty()) {
       this.#queue.interrupt();
-      internals.writeSync(data);
+      // A keystroke's echo is printed without the parse when that is exactly the same (headless.ts).
+      if (!internals.printDirect(data)) internals.writeSync(data);
       this.#parsed();
       return;
     }
@@ -176,7 +179,7 @@ export class Mirror extends MirrorView {
   #writeToXterm(data: Uint8Array, canSync: boolean): void {
     const { internals } = this.#terminal;
     if (canSync && internals && data.length <= this.#syncMax && this.#xterm.settled && internals.writeBufferEmpty()) {
-      internals.writeSync(data);
+      if (!internals.printDirect(data)) internals.writeSync(data);
       this.#parsed();
       return;
     }
