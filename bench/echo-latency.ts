@@ -25,6 +25,8 @@ const ROWS = 40;
 /** Keys per block: the line stays far from the 120-column wrap. */
 const BLOCK_KEYS = 50;
 const WARMUP_KEYS = 20;
+/** Polling keys per block (each takes ~10 ms: the baseline needs fewer samples than the ratio's two sides). */
+const POLL_BLOCK_KEYS = 20;
 /** Between polls of the polling baseline, as the brief's simple tool does. */
 const POLL_INTERVAL_MS = 10;
 const ECHO_TIMEOUT_MS = 3000;
@@ -214,8 +216,9 @@ export const echoLatency: Benchmark = {
   name: 'echo-latency',
   summary: 'keystroke → mirrored echo (bash prompt), vs control-mode floor and capture-pane polling',
   async run(opts: BenchOptions): Promise<BenchResult> {
-    const blocks = opts.quick ? 2 : 6;
-    const pollKeys = opts.quick ? 15 : BLOCK_KEYS;
+    // 800 paired keys: a p99 of 300 was its 3rd-highest key, and moved 0.5x–2.2x between runs.
+    const blocks = opts.quick ? 2 : 16;
+    const pollKeys = opts.quick ? 15 : POLL_BLOCK_KEYS;
     return withTeardown(opts.log, async (teardown) => {
       const bench = await BenchDriver.open();
       teardown.add('library driver', () => bench.close());
