@@ -38,7 +38,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
   return {
     output(data) {
       signals.lastOutputAt = clock.now();
-      const entry = transcript.append('output', data);
+      const seq = transcript.append('output', data);
       rooms.beforeScreenChange();
       mirror.write(data);
       rooms.stringTimeout.observe(mirror.parserInString);
@@ -55,7 +55,7 @@ export function driveListener(ctx: DriveContext, rooms: DriveListenerRooms): Bac
       }
       signals.wake();
       rooms.watch.armQuiet();
-      events.emit('output', data, entry.seq);
+      events.emit('output', data, seq);
       rooms.afterOutput(data);
     },
     resync(capture, reason) {

@@ -70,7 +70,7 @@ describe('seqs reserved before they are handed out', () => {
       asked.push(from);
       return from + 2;
     });
-    const seqs = Array.from({ length: 7 }, () => t.append('output', 'x').seq);
+    const seqs = Array.from({ length: 7 }, () => t.append('output', 'x'));
     expect(seqs).toEqual([10, 11, 12, 13, 14, 15, 16]);
     expect(asked).toEqual([10, 13, 16]);
   });
