@@ -52,9 +52,9 @@ function dataBytes(data: Uint8Array | string | undefined): number {
  * length of its bytes, kept where the parser's decoder put them (it carves chunks out of 64 KiB
  * slabs it never reuses; the ring holds a slab once for all the consecutive chunks carved from it,
  * and lets it go once no live entry points into it). Tags and strings (input, keys, states: a few
- * per caller's action) are in a map by seq. 20 drives streaming kept ~530 000 chunk views and entry
- * objects alive per 100 MB, each copied by the young-generation GC and marked by every full GC
- * (docs/decisions.md). `read` builds the entries asked for.
+ * per caller's action) are in a map by seq. With an object and a view per entry, a full 64 MiB ring
+ * of 1-byte chunks held 178 MiB of heap; now 53 (docs/decisions.md). `read` builds the entries
+ * asked for.
  */
 export class Transcript {
   // Entry `i` of the parallel arrays has seq `#base + i`; the live ones are `#head` onwards.
