@@ -200,7 +200,10 @@ export const manyStreams: Benchmark = {
       const file = join(dir, 'five.txt');
       const { size, lastLine } = writeBase64File(file, Math.round((fileMb * MB * 3) / 4 / 57) * 57);
       const warmFile = join(dir, 'warm.txt');
-      const warm = writeBase64File(warmFile, 57 * 4000);
+      // ~1.5 MB a drive: past the default 256 KiB ring (its eviction) and long enough for the
+      // mirror's flood path (fast-forward, late cuts). 300 KB left those to the first timed round,
+      // which compiled 134 functions against 24–42 in later rounds (--trace-opt, 2026-12-04).
+      const warm = writeBase64File(warmFile, 57 * 20_000);
       opts.log(`many-streams: ${drives} drives and ${drives} baseline servers`);
       const sessions: Session[] = [];
       for (let i = 0; i < drives; i += 4) sessions.push(...(await Promise.all(Array.from({ length: Math.min(4, drives - i) }, (_, k) => bench.bash(`ms${i + k}`, COLS, ROWS)))));
@@ -209,8 +212,8 @@ export const manyStreams: Benchmark = {
       teardown.add('baseline servers', () => Promise.all(servers.map((s) => s.close())).then(() => undefined));
       for (let i = 0; i < drives; i += 4) servers.push(...(await Promise.all(Array.from({ length: Math.min(4, drives - i) }, () => BaselineServer.start({ cols: COLS, rows: ROWS, scrollback: 1000 })))));
 
-      // Warm-up, untimed: each side streams a small file once (JIT, page cache, the servers' first
-      // big output), so the first timed phase is not also the first one run.
+      // Warm-up, untimed: each side streams a file once (JIT, page cache, the servers' first big
+      // output), so the first timed phase is not also the first one run.
       opts.log('many-streams: warm-up');
       await libraryPhase(sessions, warmFile, warm.lastLine);
       await nullPhase(servers, warmFile, warm.lastLine);
