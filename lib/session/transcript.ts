@@ -2,7 +2,8 @@
  * The in-memory evidence of a drive: seq-numbered, ordered, bounded by `ringBytes`. Content lives
  * only here (never in the journal). Seq numbers never go back, also across re-attach.
  */
-export type TranscriptKind = 'output' | 'input' | 'keys' | 'resize' | 'resync' | 'state' | 'exit' | 'gap' | 'incident';
+export const TRANSCRIPT_KINDS = ['output', 'input', 'keys', 'resize', 'resync', 'state', 'exit', 'gap', 'incident'] as const;
+export type TranscriptKind = (typeof TRANSCRIPT_KINDS)[number];
 
 export interface TranscriptEntry {
   readonly seq: number;
@@ -32,8 +33,8 @@ export interface EvidenceLoss {
 /** A rough per-entry overhead so that many tiny entries still count against the bound. */
 const ENTRY_OVERHEAD_BYTES = 64;
 
-const KINDS: readonly TranscriptKind[] = ['output', 'input', 'keys', 'resize', 'resync', 'state', 'exit', 'gap', 'incident'];
-const KIND_CODE: Readonly<Record<TranscriptKind, number>> = { output: 0, input: 1, keys: 2, resize: 3, resync: 4, state: 5, exit: 6, gap: 7, incident: 8 };
+/** An entry's kind is stored as its index in TRANSCRIPT_KINDS. */
+const KIND_CODE = Object.fromEntries(TRANSCRIPT_KINDS.map((kind, code) => [kind, code])) as Readonly<Record<TranscriptKind, number>>;
 /** `#lengths` of an entry whose data is not bytes kept in place (none, or a string). */
 const NOT_IN_PLACE = -1;
 
@@ -226,15 +227,10 @@ export class Transcript {
   #entryAt(i: number): TranscriptEntry {
     const seq = this.#base + i;
     const time = this.#times[i] as number;
-    const kind = KINDS[this.#kinds[i] as number] as TranscriptKind;
+    const kind = TRANSCRIPT_KINDS[this.#kinds[i] as number] as TranscriptKind;
     const length = this.#lengths[i] as number;
-    if (length !== NOT_IN_PLACE) {
-      const data = new Uint8Array(this.#buffers[(this.#bufferIds[i] as number) - this.#firstBufferId] as ArrayBufferLike, this.#offsets[i], length);
-      const tags = this.#extras.get(seq)?.tags;
-      return tags ? { seq, time, kind, data, tags } : { seq, time, kind, data };
-    }
     const extra = this.#extras.get(seq);
-    const data = extra?.data;
+    const data = length === NOT_IN_PLACE ? extra?.data : new Uint8Array(this.#buffers[(this.#bufferIds[i] as number) - this.#firstBufferId] as ArrayBufferLike, this.#offsets[i], length);
     const tags = extra?.tags;
     if (data === undefined) return tags ? { seq, time, kind, tags } : { seq, time, kind };
     return tags ? { seq, time, kind, data, tags } : { seq, time, kind, data };

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Transcript, type EvidenceLoss, type TranscriptEntry, type TranscriptKind } from '../../lib/session/transcript.js';
+import { TRANSCRIPT_KINDS, Transcript, type EvidenceLoss, type TranscriptEntry, type TranscriptKind } from '../../lib/session/transcript.js';
 
 /** The ring as it was before the slabs (2026-12-03), reduced to its behaviour. */
 class ModelRing {
@@ -87,8 +87,6 @@ class ModelRing {
 /** An entry as plain values, bytes as arrays: the two rings' entries compare equal exactly when these do. */
 const plain = (e: TranscriptEntry): unknown => ({ ...e, data: e.data instanceof Uint8Array ? `bytes:${Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength).toString('base64')}` : e.data });
 
-const KINDS: readonly TranscriptKind[] = ['output', 'input', 'keys', 'resize', 'resync', 'state', 'exit', 'gap', 'incident'];
-
 type Op =
   | { readonly op: 'append'; readonly kind: TranscriptKind; readonly data: Uint8Array | { readonly carve: number } | string | undefined; readonly tags: TranscriptEntry['tags'] | undefined }
   | { readonly op: 'ack'; readonly back: number }
@@ -123,7 +121,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 10,
     arbitrary: fc.record({
       op: fc.constant('append' as const),
-      kind: fc.constantFrom(...KINDS),
+      kind: fc.constantFrom(...TRANSCRIPT_KINDS),
       data: fc.oneof({ weight: 6, arbitrary: bytesOf }, { weight: 2, arbitrary: fc.string({ maxLength: 40 }) }, { weight: 2, arbitrary: fc.constant(undefined) }),
       tags: fc.option(fc.dictionary(fc.constantFrom('keys', 'reason', 'code'), fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean())), { nil: undefined }),
     }),
