@@ -180,6 +180,21 @@ describe('the slab ring behaves as the ring of entry objects', () => {
     );
   });
 
+  it("answers a caller's odd `after` and `limit` as the scan did", () => {
+    const ring = new Transcript(1 << 20, 7);
+    const model = new ModelRing(1 << 20, 7, () => 0, () => undefined);
+    for (let i = 0; i < 5; i++) {
+      ring.append('output', Uint8Array.of(i));
+      model.append('output', Uint8Array.of(i));
+    }
+    for (const after of [Number.NaN, Infinity, -Infinity, 1e308, -1e308, 8.5, -0, Number.MAX_SAFE_INTEGER + 2]) {
+      for (const limit of [undefined, Number.NaN, -1, 0, 2, Infinity]) {
+        const opts = limit === undefined ? { after } : { after, limit };
+        expect(ring.read(opts).map((e) => e.seq), JSON.stringify({ after: String(after), limit: String(limit) })).toEqual(model.read(opts).map((e) => e.seq));
+      }
+    }
+  });
+
   it('reads back what it holds across the buffers it lets go, and a reader keeps what it was given', () => {
     const ring = new Transcript(64 * 1024, 1);
     const carve = decoderLike();
