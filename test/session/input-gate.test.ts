@@ -12,6 +12,7 @@ import { compileProfile } from '../../lib/perceive/profile.js';
 import { readAudit } from '../../journal/audit-log.js';
 import { RECORD_WAIT_MS } from '../../lib/session/input-gate.js';
 import { systemClock } from '../../backends/process/system-clock.js';
+import type { Clock } from '../../lib/common/clock.js';
 import { allow, killGone, openDriver, processesMentioning } from '../helpers.js';
 import { spawnSession } from './spawn-session.js';
 
@@ -202,7 +203,21 @@ async function silentProgram(init: Parameters<typeof spawnSession>[1]): Promise<
 describe('when the keystroke is audited', () => {
   it("is written after the send settled, at the end of the keys' first output event (its listeners first), before the call settles", async () => {
     const audited: string[] = [];
-    const d = await spawnSession(['/bin/cat'], { onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
+    // On a loaded machine cat's echo can come more than RECORD_WAIT_MS after the send settled; the
+    // timer then rightly writes the record first (the path of the next test). The record's timer
+    // is held here while the keys are in flight, so this test always sees the output's path.
+    let holding = false;
+    const held: (() => void)[] = [];
+    const clock: Clock = {
+      now: systemClock.now,
+      after(ms, fn) {
+        if (!holding || ms !== RECORD_WAIT_MS) return systemClock.after(ms, fn);
+        let cancelled = false;
+        held.push(() => cancelled || fn());
+        return { cancel: () => void (cancelled = true) };
+      },
+    };
+    const d = await spawnSession(['/bin/cat'], { clock, onAction: (kind, payload) => void audited.push(`${kind}:${payload}`) });
     const s = d.session;
     try {
       await s.sendText('warm');
@@ -210,6 +225,7 @@ describe('when the keystroke is audited', () => {
       // What a listener of the echo sees: the record is written after the listeners ran, in the same turn.
       const atEcho: string[][] = [];
       const sub = s.on('output', () => void atEcho.push([...audited]));
+      holding = true;
       const typed = s.sendText('qq');
       const first = await new Promise<string[]>((resolve) => {
         const once = s.on('output', () => {
@@ -218,6 +234,8 @@ describe('when the keystroke is audited', () => {
           queueMicrotask(() => atEcho.push(['after:', ...audited]));
         });
       });
+      holding = false;
+      for (const fire of held.splice(0)) fire();
       expect(first).toEqual(['sendText:warm']);
       await typed;
       sub.dispose();
