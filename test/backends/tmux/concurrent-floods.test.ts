@@ -1,7 +1,7 @@
 /**
  * Drives flooding at once through one driver, as a host with many drives sees it: their control
  * clients share the host's one event loop (ELU 0.98 with 20 streams on two cores: docs/benchmarks.md,
- * run of 2026-12-04 04:06–05:50), so each drive's reads wait behind the others'. Six programs write
+ * run of 2026-12-04 04:06–05:00), so each drive's reads wait behind the others'. Six programs write
  * numbered lines as fast as they can, started together once every `output` listener is on, while a
  * seventh drive, a bash at its prompt, is typed into. Nothing lost, nothing out of order: each
  * drive's `output` events, joined, hold each of its lines once and in order, and the typed command
