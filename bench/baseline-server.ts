@@ -89,9 +89,13 @@ export class BaselineServer {
     throw new Error(`baseline bash did not show its prompt within ${TIMEOUT_MS} ms`);
   }
 
-  /** A bare control-mode client: the parser and command queue, no session, no mirror. */
+  /**
+   * A bare control-mode client: the parser and command queue, no session, no mirror, and no read
+   * pacer (every chunk handled as it is read: raw control mode).
+   */
   async attachControl(onEvent: (event: ControlEvent) => void): Promise<ControlClient> {
     const client = await ControlClient.attach({
+      pacer: null,
       tmuxPath: TMUX,
       socket: this.socket,
       session: SESSION,

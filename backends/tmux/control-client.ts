@@ -9,6 +9,7 @@ import { CommandQueue, type QueuedCommand, type Reply } from '../../lib/control/
 import { controlAttachArgv, observerAttachArgv } from '../../lib/control/tmux-commands.js';
 import type { Clock } from '../../lib/common/clock.js';
 import { ClosedError, TmuxDriveError, TmuxTimeoutError } from '../../lib/common/errors.js';
+import { systemReadPacer, type PacedReader, type ReadPacer } from './read-pacer.js';
 
 export interface ControlClientOptions {
   readonly tmuxPath: string;
@@ -29,6 +30,11 @@ export interface ControlClientOptions {
   readonly command?: (args: readonly string[]) => TmuxRun;
   /** A hot standby's observer (read-only, no pane output): see observerAttachArgv. */
   readonly observer?: boolean;
+  /**
+   * Keys' echoes before the other drives' output (read-pacer.ts): absent, the process's one pacer;
+   * null, every chunk is handled as it is read (the benches' baselines: raw control mode).
+   */
+  readonly pacer?: ReadPacer | null;
 }
 
 /** How to run one `tmux` process: the program, its argv, its whole environment and its cwd. */
@@ -56,6 +62,13 @@ export class ControlClient {
   /** Where events and the close go: rewire() hands an observer's client to the backend adopting it. */
   private onEvent: ControlClientOptions['onEvent'];
   private onClosed: ControlClientOptions['onClosed'];
+  private readonly pacer: ReadPacer | null;
+  private readonly reader: PacedReader;
+  /** Keys were written and no output has come since (the pacer holds the other drives meanwhile). */
+  private awaitingEcho = false;
+  /** Reading stopped by the owner (the mirror's backpressure) and by the pacer (its queue is long). */
+  private heldByOwner = false;
+  private heldByPacer = false;
 
   private constructor(private readonly opts: ControlClientOptions, ready: (err?: Error) => void) {
     this.onEvent = opts.onEvent;
@@ -78,13 +91,26 @@ export class ControlClient {
           ready();
         } else if (event.kind === 'notification' && event.name === 'exit') {
           this.exitReason = event.reason;
+        } else if (event.kind === 'output' && this.awaitingEcho) {
+          this.awaitingEcho = false;
+          this.pacer?.echoed(this.reader);
         }
         this.onEvent(event);
       },
       // Reply blocks arrive in command order: the head of the queue says how the next one is framed.
       { replyFraming: () => this.queue.framingOfNext() },
     );
-    this.child.stdout.on('data', (chunk: Buffer) => this.parser.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+    this.pacer = opts.pacer === undefined ? systemReadPacer : opts.pacer;
+    this.reader = {
+      handle: (chunk) => this.parser.push(chunk),
+      setPaused: (paused) => {
+        this.heldByPacer = paused;
+        this.applyHold();
+      },
+    };
+    const { pacer, reader } = this;
+    if (pacer) this.child.stdout.on('data', (chunk: Buffer) => pacer.deliver(reader, new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+    else this.child.stdout.on('data', (chunk: Buffer) => this.parser.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
     let stderr = '';
     this.child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString('utf8');
@@ -94,6 +120,8 @@ export class ControlClient {
     });
     this.closedPromise = new Promise((resolve) => {
       this.child.on('close', () => {
+        // Chunks the pacer still holds came before the end.
+        this.pacer?.flush(this.reader);
         this.parser.end();
         this.closed = true;
         const reason = this.exitReason ?? (stderr.trim() || undefined);
@@ -155,13 +183,30 @@ export class ControlClient {
     return this.queue.sendBatch(commands, timeoutMs === undefined ? undefined : { timeoutMs });
   }
 
+  /**
+   * Keys are about to be written to the pane: until its next output (at most the pacer's
+   * ECHO_WAIT_MS), the other drives' output waits, so the echo is not handled behind theirs.
+   */
+  expectEcho(): void {
+    if (!this.pacer || this.closed) return;
+    this.awaitingEcho = true;
+    this.pacer.expectEcho(this.reader);
+  }
+
   /** Stops reading stdout (backpressure from the mirror); pause-after makes tmux pause the pane. */
   pauseReading(): void {
-    this.child.stdout.pause();
+    this.heldByOwner = true;
+    this.applyHold();
   }
 
   resumeReading(): void {
-    this.child.stdout.resume();
+    this.heldByOwner = false;
+    this.applyHold();
+  }
+
+  private applyHold(): void {
+    if (this.heldByOwner || this.heldByPacer) this.child.stdout.pause();
+    else this.child.stdout.resume();
   }
 
   /**
@@ -170,6 +215,8 @@ export class ControlClient {
    */
   async detach(): Promise<void> {
     if (this.closed) return;
+    // Read until EOF (a pacer that holds this pipe lets it go once its queue is handled).
+    this.heldByOwner = false;
     this.child.stdout.resume();
     this.child.stdin.end();
     const timer = this.opts.clock.after(this.opts.timeoutMs, () => this.terminate());

@@ -41,7 +41,9 @@ export class PaneInput {
   async sendKeys(keys: readonly string[]): Promise<void> {
     const line = encodeSendKeys(this.port.pane(), keys);
     if (this.inMode) await this.leaveMode();
-    await this.port.client().command(line);
+    const client = this.port.client();
+    client.expectEcho();
+    await client.command(line);
   }
 
   private async leaveMode(): Promise<void> {
@@ -52,7 +54,10 @@ export class PaneInput {
   private async writeText(text: string, opts: { readonly paste: boolean }): Promise<void> {
     if (opts.paste) return this.paste(text);
     const lines = encodeSendText(this.port.pane(), text);
-    if (lines.length > 0) await this.port.client().batch(lines);
+    if (lines.length === 0) return;
+    const client = this.port.client();
+    client.expectEcho();
+    await client.batch(lines);
   }
 
   /**
