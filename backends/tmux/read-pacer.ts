@@ -76,9 +76,14 @@ export class ReadPacer {
     return n;
   }
 
-  /** Keys were just written to `reader`'s drive: hold the others' chunks until its next output. */
+  /**
+   * Keys were just written to `reader`'s drive: hold the others' chunks until its next output. Its
+   * own chunks held for another drive's echo go now (its echo comes behind them, and would wait
+   * out its own deadline otherwise).
+   */
   expectEcho(reader: PacedReader): void {
     this.#expecting.set(reader, this.#port.now() + ECHO_WAIT_MS);
+    if (this.#waiting.has(reader)) this.#release();
   }
 
   /** `reader`'s drive printed: its echo (or whatever it printed) is in. */

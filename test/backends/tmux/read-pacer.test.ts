@@ -131,6 +131,23 @@ describe('the read pacer', () => {
     expect(seen.filter((s) => s.startsWith('b'))).toEqual(['b0', 'b1', 'b2', 'b3', 'b4']);
   });
 
+  it('lets a drive typed into have what was held of it, so its echo does not wait behind its own held chunks', () => {
+    const { loop, pacer, seen, typed, a, b } = setup();
+    pacer.expectEcho(typed);
+    pacer.deliver(a, chunk(1));
+    pacer.deliver(b, chunk(1));
+    // Keys to a while its chunks are held for the other echo: they go in the next turn...
+    pacer.expectEcho(a);
+    pacer.deliver(a, chunk(2, 20));
+    loop.turn();
+    expect(seen).toEqual(['a1', 'b1', 'a2']);
+    pacer.echoed(a);
+    // ...and with both echoes awaited no more, nothing is held.
+    pacer.echoed(typed);
+    pacer.deliver(b, chunk(3));
+    expect(seen.at(-1)).toBe('b3');
+  });
+
   it("stops a drive's pipe past HIGH_BYTES held, and lets it read on once handled", () => {
     const { loop, pacer, typed, a } = setup();
     pacer.expectEcho(typed);
