@@ -4,7 +4,8 @@
  * input leaves it first; the mode is followed from tmux's `%pane-mode-changed`.
  * Out of a mode (nearly always) the keys are written to tmux within the call, before it returns:
  * the session marks the input right after, in the same turn, before any reply can be read, and
- * records it in the audit once tmux has answered (lib/session/input-gate.ts).
+ * records it in the audit once tmux has answered (lib/session/input-gate.ts). Typed keys first tell
+ * the client an echo is due (`expectEcho`): the read pacer holds other drives' output until it comes.
  */
 import type { PaneId } from '../../lib/control/parser.js';
 import { cancelPaneMode, displayMessage, encodeSendKeys, encodeSendText, pasteText } from '../../lib/control/tmux-commands.js';
