@@ -17,6 +17,9 @@
  * keys, or one drive alone) nothing is held and nothing runs.
  */
 
+import type { TimerHandle } from '../../lib/common/clock.js';
+import { systemClock } from '../process/system-clock.js';
+
 /** One control client's side: handle a chunk read from its pipe, in order; stop or go on reading. */
 export interface PacedReader {
   handle(chunk: Uint8Array): void;
@@ -28,8 +31,8 @@ export interface PacerPort {
   now(): number;
   /** Runs `fn` after pending I/O has been polled (setImmediate). */
   defer(fn: () => void): void;
-  /** A real timer; returns its cancel. */
-  after(ms: number, fn: () => void): () => void;
+  /** A real timer. */
+  after(ms: number, fn: () => void): TimerHandle;
 }
 
 /** The longest the other drives' chunks are held for one echo. */
@@ -61,7 +64,7 @@ export class ReadPacer {
   readonly #waiting = new Map<PacedReader, Waiting>();
   /** When the oldest held chunk was queued. */
   #heldSince = 0;
-  #cancelTimer: (() => void) | undefined;
+  #timer: TimerHandle | undefined;
   #drainDeferred = false;
   readonly counts: PacerCounts = { queued: 0, pauses: 0, longestWaitMs: 0 };
 
@@ -140,11 +143,11 @@ export class ReadPacer {
 
   /** At the first awaited echo's deadline, or MAX_HOLD_MS after the oldest held chunk: let go then. */
   #armTimer(): void {
-    this.#cancelTimer?.();
+    this.#timer?.cancel();
     let until = this.#heldSince + MAX_HOLD_MS;
     for (const at of this.#expecting.values()) until = Math.min(until, at);
-    this.#cancelTimer = this.#port.after(Math.max(0, until - this.#port.now()), () => {
-      this.#cancelTimer = undefined;
+    this.#timer = this.#port.after(Math.max(0, until - this.#port.now()), () => {
+      this.#timer = undefined;
       if (this.#port.now() - this.#heldSince >= MAX_HOLD_MS) this.#release();
       else if (this.#stillExpecting()) this.#armTimer();
     });
@@ -159,8 +162,8 @@ export class ReadPacer {
 
   readonly #drain = (): void => {
     this.#drainDeferred = false;
-    this.#cancelTimer?.();
-    this.#cancelTimer = undefined;
+    this.#timer?.cancel();
+    this.#timer = undefined;
     this.counts.longestWaitMs = Math.max(this.counts.longestWaitMs, this.#port.now() - this.#heldSince);
     // Round-robin, one chunk a drive a round, each drive's in order; a handler's throw must not
     // stop the others (surfaced as an unhandled rejection).
@@ -183,11 +186,4 @@ export class ReadPacer {
 }
 
 /** The one pacer every drive's control client in this process shares, on the real loop. */
-export const systemReadPacer = new ReadPacer({
-  now: () => performance.now(),
-  defer: (fn) => void setImmediate(fn),
-  after: (ms, fn) => {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  },
-});
+export const systemReadPacer = new ReadPacer({ now: systemClock.now, defer: (fn) => void setImmediate(fn), after: systemClock.after });

@@ -19,7 +19,7 @@ class Loop {
     after: (ms: number, fn: () => void) => {
       const t = { at: this.now + ms, fn, live: true };
       this.timers.push(t);
-      return () => void (t.live = false);
+      return { cancel: () => void (t.live = false) };
     },
   };
   /** Runs the deferred turns. */
